@@ -1,0 +1,101 @@
+/**
+ * Wires an AgentLoop from a loaded config: provider, tools, sessions, context. Shared by every surface.
+ */
+import { join } from 'node:path';
+import type { LoadedConfig } from '../config/load.js';
+import { effectiveModel, type ModelSettings } from '../config/model.js';
+import { WORKSPACE_TEMPLATES } from '../config/onboard.js';
+import { createProvider, resolveProvider } from '../providers/index.js';
+import type { LLMProvider } from '../providers/types.js';
+import { JsonlSessionStore, workspaceId } from '../session/jsonl-store.js';
+import { createDefaultTools } from '../tools/index.js';
+import { ToolRegistry } from '../tools/registry.js';
+import { UserError } from '../util/errors.js';
+import { type Logger, silentLogger } from '../util/log.js';
+import { ContextBuilder } from './context.js';
+import { AgentLoop } from './loop.js';
+import { AgentRunner } from './runner.js';
+
+export interface Agent {
+  loop: AgentLoop;
+  model: ModelSettings;
+  provider: LLMProvider;
+  tools: ToolRegistry;
+  sessions: JsonlSessionStore;
+}
+
+export interface CreateAgentOptions {
+  log?: Logger;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Resolves the provider for the configured model, or throws a UserError that says which key to set. */
+export function providerFor(loaded: LoadedConfig, model: ModelSettings, env: NodeJS.ProcessEnv): LLMProvider {
+  const resolved = resolveProvider({
+    model: model.model,
+    provider: model.provider,
+    providers: providerSettings(loaded),
+    env,
+  });
+  if ('error' in resolved) throw new UserError(resolved.error, resolved.hint);
+  return createProvider(resolved);
+}
+
+export function providerSettings(loaded: LoadedConfig) {
+  return Object.fromEntries(
+    Object.entries(loaded.config.providers).map(([name, p]) => [
+      name,
+      {
+        ...(p.apiKey ? { apiKey: p.apiKey } : {}),
+        ...(p.apiBase ? { apiBase: p.apiBase } : {}),
+        ...(p.extraHeaders ? { extraHeaders: p.extraHeaders } : {}),
+        ...(p.extraBody ? { extraBody: p.extraBody } : {}),
+        ...(p.extraQuery ? { extraQuery: p.extraQuery } : {}),
+      },
+    ]),
+  );
+}
+
+export async function createAgent(loaded: LoadedConfig, options: CreateAgentOptions = {}): Promise<Agent> {
+  const { config, workspace } = loaded;
+  const env = options.env ?? process.env;
+  const log = options.log ?? silentLogger;
+  const model = effectiveModel(config);
+  const provider = providerFor(loaded, model, env);
+
+  const tools = new ToolRegistry({ maxResultChars: config.agents.defaults.maxToolResultChars });
+  const exec = config.tools.exec;
+  for (const tool of createDefaultTools({
+    workspace,
+    restrictToWorkspace: config.tools.restrictToWorkspace,
+    exec: {
+      enable: exec.enable,
+      timeout: exec.timeout,
+      pathPrepend: exec.pathPrepend,
+      pathAppend: exec.pathAppend,
+      allowedEnvKeys: exec.allowedEnvKeys,
+      allowPatterns: exec.allowPatterns,
+      denyPatterns: exec.denyPatterns,
+    },
+  })) {
+    tools.register(tool);
+  }
+
+  const sessions = new JsonlSessionStore(join(loaded.dataDir, 'sessions', await workspaceId(workspace)), log);
+  const context = new ContextBuilder({
+    workspace,
+    templatesDir: WORKSPACE_TEMPLATES,
+    timezone: config.agents.defaults.timezone,
+  });
+  const runner = new AgentRunner({
+    provider,
+    model: model.model,
+    maxTokens: model.maxTokens,
+    temperature: model.temperature,
+    reasoningEffort: model.reasoningEffort,
+    tools,
+    maxIterations: config.agents.defaults.maxToolIterations,
+  });
+  const loop = new AgentLoop({ sessions, context, runner, log });
+  return { loop, model, provider, tools, sessions };
+}

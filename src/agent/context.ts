@@ -1,0 +1,99 @@
+/**
+ * ContextBuilder: packs the system prompt and the messages for one model call.
+ * The system prompt has no clock or per-turn data, so with the sorted tool list it forms a byte-stable,
+ * cacheable prefix. Per-turn facts (time, channel, chat id) go at the end of the user message.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ChatMessage, ContentPart } from '../providers/types.js';
+import { identitySection, TOOL_CONTRACT } from './prompts.js';
+
+const SECTION_SEPARATOR = '\n\n---\n\n';
+const BOOTSTRAP_FILES = ['AGENTS.md', 'SOUL.md', 'USER.md'] as const;
+const RUNTIME_MARKER = '[Runtime Context]';
+
+export interface ContextBuilderOptions {
+  workspace: string;
+  /** Directory of pristine workspace templates: a file identical to its template carries no information. */
+  templatesDir?: string;
+  timezone?: string;
+  platform?: string;
+  nodeVersion?: string;
+}
+
+export interface RuntimeInfo {
+  channel: string;
+  chatId: string;
+  now?: Date;
+}
+
+export class ContextBuilder {
+  constructor(private readonly options: ContextBuilderOptions) {}
+
+  buildSystemPrompt(): string {
+    const { workspace } = this.options;
+    const parts = [
+      identitySection({
+        workspace,
+        platform: this.options.platform ?? `${process.platform} ${process.arch}`,
+        nodeVersion: this.options.nodeVersion ?? process.versions.node,
+      }),
+    ];
+    for (const name of BOOTSTRAP_FILES) {
+      const text = this.readUserFile(name);
+      if (text) parts.push(`## ${name}\n\n${text}`);
+    }
+    parts.push(TOOL_CONTRACT);
+    const memory = this.readUserFile(join('memory', 'MEMORY.md'));
+    if (memory) parts.push(`# Memory\n\n${memory}`);
+    return parts.join(SECTION_SEPARATOR);
+  }
+
+  /** The new user message with the runtime context appended. */
+  buildUserMessage(content: string | ContentPart[], runtime: RuntimeInfo): ChatMessage {
+    const block = runtimeContextBlock(runtime, this.options.timezone ?? 'UTC');
+    if (typeof content === 'string') return { role: 'user', content: `${content}\n\n${block}` };
+    return { role: 'user', content: [...content, { type: 'text', text: block }] };
+  }
+
+  buildMessages(history: ChatMessage[], user: ChatMessage): ChatMessage[] {
+    return [{ role: 'system', content: this.buildSystemPrompt() }, ...history, user];
+  }
+
+  /** Trimmed file text, or undefined when missing, empty or still the unedited template. */
+  private readUserFile(relPath: string): string | undefined {
+    const path = join(this.options.workspace, relPath);
+    if (!existsSync(path)) return undefined;
+    const text = readFileSync(path, 'utf8').trim();
+    if (!text) return undefined;
+    const template = this.options.templatesDir ? join(this.options.templatesDir, relPath) : undefined;
+    if (template && existsSync(template) && readFileSync(template, 'utf8').trim() === text) return undefined;
+    return text;
+  }
+}
+
+export function runtimeContextBlock(runtime: RuntimeInfo, timezone: string): string {
+  const now = runtime.now ?? new Date();
+  return `${RUNTIME_MARKER}\nCurrent time: ${formatTime(now, timezone)}\nChannel: ${runtime.channel}\nChat ID: ${runtime.chatId}`;
+}
+
+/** Removes the runtime block from stored user text, for display. */
+export function stripRuntimeContext(text: string): string {
+  const at = text.lastIndexOf(`\n\n${RUNTIME_MARKER}`);
+  return at === -1 ? text : text.slice(0, at);
+}
+
+function formatTime(now: Date, timezone: string): string {
+  try {
+    const local = new Intl.DateTimeFormat('sv-SE', {
+      timeZone: timezone,
+      dateStyle: 'short',
+      timeStyle: 'short',
+      hourCycle: 'h23',
+    }).format(now);
+    const weekday = new Intl.DateTimeFormat('en-US', { timeZone: timezone, weekday: 'long' }).format(now);
+    return `${local} (${weekday}, ${timezone})`;
+  } catch {
+    return `${now.toISOString().slice(0, 16).replace('T', ' ')} (UTC)`;
+  }
+}

@@ -1,0 +1,277 @@
+/**
+ * AgentRunner: model call → tools → model call …, until the model answers without tools.
+ * Every failure has a recovery path, so a turn always ends with something to tell the user:
+ * empty replies are retried then finalized without tools, truncated replies are continued, malformed tool calls
+ * are dropped, identical repeated calls are refused, and an exhausted budget gets a tools-disabled final answer.
+ */
+import type {
+  ChatMessage,
+  LLMProvider,
+  LLMResponse,
+  ProviderError,
+  StreamEvent,
+  ToolCall,
+  Usage,
+} from '../providers/types.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import type { ToolContext, ToolResult } from '../tools/types.js';
+import {
+  CONTINUE_AFTER_LENGTH,
+  EMPTY_RESPONSE_RETRY,
+  FINALIZE_REQUEST,
+  maxIterationsMessage,
+  repeatedCallNote,
+} from './prompts.js';
+
+const MAX_EMPTY_RETRIES = 2;
+const MAX_LENGTH_RECOVERIES = 3;
+const MAX_IDENTICAL_CALLS = 3;
+
+export type RunnerEvent =
+  | StreamEvent
+  | { type: 'tool-start'; call: ToolCall }
+  | { type: 'tool-end'; call: ToolCall; result: ToolResult }
+  | { type: 'model-request'; iteration: number };
+
+export type StopReason = 'completed' | 'max_iterations' | 'error' | 'aborted';
+
+export interface RunnerSpec {
+  provider: LLMProvider;
+  model: string;
+  maxTokens: number;
+  temperature?: number;
+  reasoningEffort?: string | null;
+  tools: ToolRegistry;
+  maxIterations: number;
+}
+
+export interface RunOptions {
+  signal?: AbortSignal;
+  toolContext?: Omit<ToolContext, 'signal'>;
+  onEvent?: (event: RunnerEvent) => void;
+  /** Called after each complete model+tools round with the messages added so far (for checkpointing). */
+  onProgress?: (added: ChatMessage[]) => Promise<void>;
+}
+
+export interface RunResult {
+  /** Text for the user. */
+  content: string;
+  /** Messages this run appended after the input (assistant, tool results, final answer). */
+  messages: ChatMessage[];
+  stopReason: StopReason;
+  usage: Usage;
+  error?: ProviderError;
+}
+
+export class AgentRunner {
+  constructor(private readonly spec: RunnerSpec) {}
+
+  async run(input: ChatMessage[], options: RunOptions = {}): Promise<RunResult> {
+    const { spec } = this;
+    const added: ChatMessage[] = [];
+    const usage: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0 };
+    const conversation = () => [...input, ...added];
+    let emptyRetries = 0;
+    let lengthRecoveries = 0;
+    let lastCallKey = '';
+    let identicalCalls = 0;
+
+    for (let iteration = 1; iteration <= spec.maxIterations; iteration++) {
+      if (options.signal?.aborted) return { content: '', messages: added, stopReason: 'aborted', usage };
+      options.onEvent?.({ type: 'model-request', iteration });
+      const response = await this.request(conversation(), 'auto', options, usage);
+      if (response.finishReason === 'error') return this.failed(response, added, usage);
+
+      const calls = response.toolCalls.filter(isWellFormed);
+
+      if (calls.length > 0) {
+        added.push(assistantWithCalls(response, calls));
+        for (const call of calls) {
+          const key = `${call.function.name}\u0000${canonicalArgs(call.function.arguments)}`;
+          identicalCalls = key === lastCallKey ? identicalCalls + 1 : 1;
+          lastCallKey = key;
+        }
+        const refuse = identicalCalls >= MAX_IDENTICAL_CALLS ? lastCallKey : undefined;
+        const results = await this.executeTools(calls, options, refuse);
+        added.push(...results);
+        await options.onProgress?.(added);
+        continue;
+      }
+
+      const text = response.content?.trim() ?? '';
+      if (response.finishReason === 'length' && lengthRecoveries < MAX_LENGTH_RECOVERIES) {
+        lengthRecoveries++;
+        if (text) added.push(assistantText(response));
+        added.push({ role: 'user', content: CONTINUE_AFTER_LENGTH });
+        continue;
+      }
+      if (!text) {
+        // Empty reply, or only malformed tool calls: ask again, then force a text answer.
+        if (emptyRetries < MAX_EMPTY_RETRIES) {
+          emptyRetries++;
+          continue;
+        }
+        return this.finalizeWithoutTools(conversation(), options, usage, added, EMPTY_RESPONSE_RETRY);
+      }
+      const content = joinContinuations(added, response.content ?? '');
+      added.push(assistantText(response));
+      return { content: content.trim(), messages: added, stopReason: 'completed', usage };
+    }
+    return this.finalizeWithoutTools(conversation(), options, usage, added, FINALIZE_REQUEST, true);
+  }
+
+  private async request(
+    messages: ChatMessage[],
+    toolChoice: 'auto' | 'none',
+    options: RunOptions,
+    usage: Usage,
+  ): Promise<LLMResponse> {
+    const { spec } = this;
+    const stream = spec.provider.stream({
+      model: spec.model,
+      messages,
+      tools: spec.tools.definitions(),
+      toolChoice,
+      maxTokens: spec.maxTokens,
+      ...(spec.temperature !== undefined ? { temperature: spec.temperature } : {}),
+      ...(spec.reasoningEffort ? { reasoningEffort: spec.reasoningEffort } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    for await (const event of stream) options.onEvent?.(event);
+    const response = await stream.result();
+    if (response.usage) {
+      usage.promptTokens += response.usage.promptTokens;
+      usage.completionTokens += response.usage.completionTokens;
+      usage.cachedTokens = (usage.cachedTokens ?? 0) + (response.usage.cachedTokens ?? 0);
+    }
+    return response;
+  }
+
+  /** Concurrency-safe calls run together; any other call runs alone, in order. Results keep call order. */
+  private async executeTools(calls: ToolCall[], options: RunOptions, refuseKey?: string): Promise<ChatMessage[]> {
+    const { tools } = this.spec;
+    const ctx: ToolContext = { ...options.toolContext, signal: options.signal ?? new AbortController().signal };
+    const runOne = async (call: ToolCall): Promise<ChatMessage> => {
+      options.onEvent?.({ type: 'tool-start', call });
+      const refused = refuseKey === `${call.function.name}\u0000${canonicalArgs(call.function.arguments)}`;
+      const result: ToolResult = refused
+        ? { content: repeatedCallNote(call.function.name, MAX_IDENTICAL_CALLS), isError: true }
+        : await tools.execute(call, ctx);
+      options.onEvent?.({ type: 'tool-end', call, result });
+      return { role: 'tool', tool_call_id: call.id, name: call.function.name, content: result.content };
+    };
+    const out: ChatMessage[] = [];
+    let batch: ToolCall[] = [];
+    const flush = async () => {
+      out.push(...(await Promise.all(batch.map(runOne))));
+      batch = [];
+    };
+    for (const call of calls) {
+      if (tools.isConcurrencySafe(call.function.name)) {
+        batch.push(call);
+        continue;
+      }
+      await flush();
+      out.push(await runOne(call));
+    }
+    await flush();
+    return out;
+  }
+
+  /** One last request with tools forbidden; falls back to a fixed message when even that yields nothing. */
+  private async finalizeWithoutTools(
+    messages: ChatMessage[],
+    options: RunOptions,
+    usage: Usage,
+    added: ChatMessage[],
+    instruction: string,
+    budgetExhausted = false,
+  ): Promise<RunResult> {
+    const prompt: ChatMessage = { role: 'user', content: instruction };
+    const response = await this.request([...messages, prompt], 'none', options, usage);
+    const text = response.finishReason === 'error' ? '' : (response.content?.trim() ?? '');
+    const content =
+      text ||
+      (budgetExhausted
+        ? maxIterationsMessage(this.spec.maxIterations)
+        : "I couldn't produce an answer this time. Please try again or rephrase the request.");
+    added.push(assistant(content));
+    return {
+      content,
+      messages: added,
+      stopReason: budgetExhausted ? 'max_iterations' : 'completed',
+      usage,
+    };
+  }
+
+  private failed(response: LLMResponse, added: ChatMessage[], usage: Usage): RunResult {
+    const error = response.error ?? { kind: 'server', message: 'unknown provider error', retryable: false };
+    return {
+      content: '',
+      messages: added,
+      stopReason: error.kind === 'aborted' ? 'aborted' : 'error',
+      usage,
+      error,
+    };
+  }
+}
+
+const assistant = (content: string): ChatMessage => ({ role: 'assistant', content });
+
+function assistantText(response: LLMResponse): ChatMessage {
+  return withReasoning({ role: 'assistant', content: response.content ?? '' }, response);
+}
+
+function assistantWithCalls(response: LLMResponse, calls: ToolCall[]): ChatMessage {
+  return withReasoning({ role: 'assistant', content: response.content || null, tool_calls: calls }, response);
+}
+
+/** Keeps what providers need replayed: `reasoning_content` (DeepSeek, Kimi) and signed thinking blocks (Anthropic). */
+function withReasoning(message: ChatMessage, response: LLMResponse): ChatMessage {
+  if (response.reasoningContent !== undefined) message.reasoning_content = response.reasoningContent;
+  if (response.thinkingBlocks?.length) message.thinking_blocks = response.thinkingBlocks;
+  return message;
+}
+
+function isWellFormed(call: ToolCall): boolean {
+  if (!call.id || !call.function?.name?.trim()) return false;
+  const args = call.function.arguments;
+  if (args === '' || args === undefined) return true;
+  try {
+    const parsed: unknown = JSON.parse(args);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed);
+  } catch {
+    return false;
+  }
+}
+
+function canonicalArgs(args: string): string {
+  try {
+    return JSON.stringify(sortKeys(JSON.parse(args || '{}')));
+  } catch {
+    return args;
+  }
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, v]) => [k, sortKeys(v)]),
+  );
+}
+
+/** A reply continued after `finish_reason=length` is shown to the user as one text. */
+function joinContinuations(added: ChatMessage[], last: string): string {
+  const parts = [last];
+  let i = added.length - 1;
+  while (added[i]?.role === 'user' && added[i]?.content === CONTINUE_AFTER_LENGTH) {
+    const partial = added[i - 1];
+    if (partial?.role !== 'assistant' || partial.tool_calls || typeof partial.content !== 'string') break;
+    parts.unshift(partial.content);
+    i -= 2;
+  }
+  return parts.join('');
+}

@@ -1,0 +1,140 @@
+/**
+ * `nanobot agent`: `-m` sends one message and prints the answer on stdout (progress on stderr);
+ * without `-m` it is an interactive chat.
+ */
+import { createInterface } from 'node:readline/promises';
+import { type Agent, createAgent } from '../../agent/bootstrap.js';
+import type { TurnOutput } from '../../agent/loop.js';
+import type { RunnerEvent } from '../../agent/runner.js';
+import { UserError } from '../../util/errors.js';
+import { createLogger } from '../../util/log.js';
+import type { AgentFlags, GlobalOptions } from '../main.js';
+import { describeProviderError, renderMarkdown, rowsOf, toolHint } from '../render.js';
+import { setup } from '../setup.js';
+
+const EXIT_WORDS = new Set(['exit', 'quit', '/exit', '/quit', ':q']);
+
+export async function runAgent(opts: GlobalOptions & AgentFlags): Promise<void> {
+  const { loaded } = await setup(opts);
+  const log = createLogger(opts.verbose ? 'debug' : opts.logs ? 'info' : 'warn');
+  const agent = await createAgent(loaded, { log });
+  const hintMax = loaded.config.agents.defaults.toolHintMaxLength;
+  if (opts.message !== undefined) return oneShot(agent, opts, hintMax);
+  return chat(agent, opts, hintMax);
+}
+
+function turnInput(session: string, content: string) {
+  const chatId = session.startsWith('cli:') ? session.slice(4) : session;
+  return { channel: 'cli', chatId, content, sessionKey: session };
+}
+
+function progressPrinter(hintMax: number, streamText: boolean) {
+  let streamed = '';
+  const onEvent = (event: RunnerEvent) => {
+    if (event.type === 'tool-start') {
+      if (streamed && !streamed.endsWith('\n')) process.stdout.write('\n');
+      streamed = '';
+      process.stderr.write(`  ↳ ${toolHint(event, hintMax)}\n`);
+    } else if (event.type === 'retry-wait') {
+      process.stderr.write(`  … ${event.error.message}; retrying in ${Math.ceil(event.delayMs / 1000)} s\n`);
+    } else if (event.type === 'text-delta' && streamText) {
+      streamed += event.text;
+      process.stdout.write(event.text);
+    } else if (event.type === 'model-request') {
+      streamed = '';
+    }
+  };
+  return { onEvent, streamedText: () => streamed };
+}
+
+function failIfError(output: TurnOutput, agent: Agent): void {
+  if (!output.error || output.stopReason === 'aborted') return;
+  const { message, hint } = describeProviderError(output.error, agent.provider.name);
+  throw new UserError(message, hint);
+}
+
+async function oneShot(agent: Agent, opts: AgentFlags, hintMax: number): Promise<void> {
+  const controller = new AbortController();
+  const onSigint = () => controller.abort();
+  process.once('SIGINT', onSigint);
+  const tty = process.stdout.isTTY === true;
+  const progress = progressPrinter(hintMax, tty);
+  try {
+    const output = await agent.loop.processMessage(turnInput(opts.session, opts.message ?? ''), {
+      signal: controller.signal,
+      onEvent: progress.onEvent,
+    });
+    if (output.stopReason === 'aborted') throw new UserError('Cancelled.');
+    failIfError(output, agent);
+    const streamed = progress.streamedText();
+    if (tty && streamed.trim() && output.content.endsWith(streamed.trim())) process.stdout.write('\n');
+    else process.stdout.write(`${output.content}\n`);
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}
+
+async function chat(agent: Agent, opts: AgentFlags, hintMax: number): Promise<void> {
+  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true });
+  const tty = process.stdout.isTTY === true;
+  let running: AbortController | undefined;
+  let closed = false;
+  rl.on('SIGINT', () => {
+    if (running) running.abort();
+    else rl.close();
+  });
+  rl.on('close', () => {
+    closed = true;
+  });
+  process.stdout.write(`nanobot · ${agent.model.model} via ${agent.provider.name} · /exit or Ctrl+D to leave\n\n`);
+  while (!closed) {
+    let line: string;
+    try {
+      line = await rl.question('You: ');
+    } catch {
+      break; // Ctrl+D / closed input
+    }
+    const text = line.trim();
+    if (!text) continue;
+    if (EXIT_WORDS.has(text.toLowerCase())) break;
+    running = new AbortController();
+    const progress = progressPrinter(hintMax, tty);
+    process.stdout.write('\nnanobot: ');
+    try {
+      const output = await agent.loop.processMessage(turnInput(opts.session, text), {
+        signal: running.signal,
+        onEvent: progress.onEvent,
+      });
+      if (output.stopReason === 'aborted') {
+        process.stdout.write('\n(cancelled)\n\n');
+        continue;
+      }
+      if (output.error) {
+        const { message, hint } = describeProviderError(output.error, agent.provider.name);
+        process.stdout.write(`\nError: ${message}\nHint: ${hint}\n\n`);
+        continue;
+      }
+      await showAnswer(output.content, progress.streamedText(), tty && opts.markdown);
+    } finally {
+      running = undefined;
+    }
+  }
+  rl.close();
+}
+
+/** Replaces the raw streamed text with its rendered Markdown (or prints the answer if nothing streamed). */
+async function showAnswer(answer: string, streamed: string, markdown: boolean): Promise<void> {
+  const columns = process.stdout.columns || 80;
+  if (streamed && markdown) {
+    const rows = rowsOf(`nanobot: ${streamed}`, columns);
+    process.stdout.moveCursor(0, -(rows - 1));
+    process.stdout.cursorTo(0);
+    process.stdout.clearScreenDown();
+    process.stdout.write('nanobot:\n');
+  } else if (streamed) {
+    process.stdout.write('\n\n');
+    return;
+  }
+  const body = markdown ? await renderMarkdown(answer, Math.min(columns, 100)) : answer;
+  process.stdout.write(`${body}\n\n`);
+}

@@ -1,0 +1,99 @@
+/**
+ * The `nanobot` command line. Commands load their implementation lazily so `nanobot --version` and
+ * `nanobot agent -m` pay only for what they use.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Command, CommanderError } from 'commander';
+import { PACKAGE_ROOT } from '../config/onboard.js';
+import { errorMessage, UserError } from '../util/errors.js';
+
+export interface GlobalOptions {
+  config?: string;
+  workspace?: string;
+  verbose?: boolean;
+}
+
+export function version(): string {
+  const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+function withCommon(command: Command): Command {
+  return command
+    .option('-c, --config <path>', 'config file (default ~/.nanobot/config.json)')
+    .option('-w, --workspace <dir>', 'workspace directory (default agents.defaults.workspace)')
+    .option('--verbose', 'show debug logs and stack traces');
+}
+
+function buildProgram(): Command {
+  const program = new Command('nanobot')
+    .description('nanobot — a personal AI agent you own')
+    .version(version(), '-v, --version', 'print the version')
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+  withCommon(program.command('onboard'))
+    .description('create ~/.nanobot/config.json and the workspace (only what is missing)')
+    .option('--wizard', 'ask for provider, API key and model')
+    .action(async (opts: GlobalOptions & { wizard?: boolean }) => {
+      const { runOnboard } = await import('./commands/onboard.js');
+      return runOnboard(opts);
+    });
+
+  withCommon(program.command('agent'))
+    .description('talk to the agent: one message with -m, else an interactive chat')
+    .option('-m, --message <text>', 'send one message, print the answer and exit')
+    .option('-s, --session <id>', 'session id (default cli:direct)', 'cli:direct')
+    .option('--no-markdown', 'print answers as plain text')
+    .option('--logs', 'show runtime logs while chatting')
+    .action(async (opts: GlobalOptions & AgentFlags) => {
+      const { runAgent } = await import('./commands/agent.js');
+      return runAgent(opts);
+    });
+
+  withCommon(program.command('status'))
+    .description('show config, workspace, provider, model and which keys are set')
+    .action(async (opts: GlobalOptions) => {
+      const { runStatus } = await import('./commands/status.js');
+      return runStatus(opts);
+    });
+
+  const config = program.command('config').description('inspect the configuration');
+  withCommon(config.command('schema'))
+    .description('print the JSON Schema of config.json')
+    .action(async () => {
+      const { configJsonSchema } = await import('../config/schema.js');
+      process.stdout.write(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
+    });
+  return program;
+}
+
+export interface AgentFlags {
+  message?: string;
+  session: string;
+  markdown: boolean;
+  logs?: boolean;
+}
+
+/** Runs the CLI; resolves to the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const verbose = argv.includes('--verbose');
+  try {
+    const program = buildProgram();
+    await program.parseAsync(argv);
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode;
+    if (err instanceof UserError) {
+      process.stderr.write(`Error: ${err.message}\n`);
+      if (err.hint) process.stderr.write(`Hint: ${err.hint}\n`);
+      if (verbose && err.stack) process.stderr.write(`${err.stack}\n`);
+      return 1;
+    }
+    process.stderr.write(`Error: ${errorMessage(err)}\n`);
+    if (verbose && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+    else process.stderr.write('Hint: run again with --verbose for details.\n');
+    return 1;
+  }
+}

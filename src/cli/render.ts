@@ -1,0 +1,49 @@
+/** Terminal output for the agent: tool hints, errors with fixes, and Markdown rendering. */
+import type { RunnerEvent } from '../agent/runner.js';
+import type { ProviderError } from '../providers/types.js';
+
+export function toolHint(event: Extract<RunnerEvent, { type: 'tool-start' }>, maxLength: number): string {
+  const { name, arguments: raw } = event.call.function;
+  let first = '';
+  try {
+    const args = JSON.parse(raw || '{}') as Record<string, unknown>;
+    const value = Object.values(args)[0];
+    first = typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
+  } catch {
+    first = raw;
+  }
+  first = first.replace(/\s+/g, ' ');
+  if (maxLength > 0 && first.length > maxLength) first = `${first.slice(0, maxLength)}…`;
+  return `${name}(${first ? JSON.stringify(first) : ''})`;
+}
+
+/** One line saying what went wrong upstream and what to do about it. */
+export function describeProviderError(error: ProviderError, provider: string): { message: string; hint: string } {
+  const message = `${provider}: ${error.message}${error.status ? ` (HTTP ${error.status})` : ''}`;
+  const hints: Record<ProviderError['kind'], string> = {
+    auth: `Check providers.${provider}.apiKey in the config (or the provider's API key variable).`,
+    quota: 'The account is out of credit or quota; top it up or switch provider/model.',
+    rate_limit: 'The provider is rate-limiting; wait a moment and try again.',
+    timeout: 'The provider did not answer in time; try again, or raise NANOBOT_LLM_TIMEOUT_S.',
+    network: `Could not reach the provider; check the network and providers.${provider}.apiBase.`,
+    server: 'The provider had an internal error; try again shortly.',
+    context_overflow: 'The conversation is too long for the model; start a fresh one with /new.',
+    bad_request: 'The provider rejected the request; check the model name and provider settings.',
+    aborted: 'The request was cancelled.',
+  };
+  return { message, hint: hints[error.kind] };
+}
+
+/** Renders Markdown for a terminal of the given width (marked + marked-terminal, loaded on first use). */
+export async function renderMarkdown(text: string, width: number): Promise<string> {
+  const [{ Marked }, { markedTerminal }] = await Promise.all([import('marked'), import('marked-terminal')]);
+  const marked = new Marked(markedTerminal({ width, reflowText: true }));
+  const rendered = await marked.parse(text);
+  return rendered.replace(/\n+$/, '');
+}
+
+/** Number of terminal rows `text` occupies at `columns` (for replacing streamed text in place). */
+export function rowsOf(text: string, columns: number): number {
+  const plain = text.replace(/\x1b\[[0-9;]*m/g, '');
+  return plain.split('\n').reduce((rows, line) => rows + Math.max(1, Math.ceil(line.length / columns)), 0);
+}

@@ -1,0 +1,86 @@
+/**
+ * First-run setup, shared by `nanobot onboard` and every other command: write the config with defaults
+ * (adding missing keys to an existing file, never changing a value) and create missing workspace files.
+ */
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readdir, stat } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { writeFileAtomic } from '../util/fs.js';
+import { isPlainObject } from './keys.js';
+import { readRawConfig } from './load.js';
+import { ConfigSchema } from './schema.js';
+
+/** Root of the installed package (holds `templates/`), from both `src/` and `dist/`. */
+export const PACKAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const WORKSPACE_TEMPLATES = join(PACKAGE_ROOT, 'templates', 'workspace');
+
+/** Returns `existing` with every key of `defaults` it lacks; existing values (and unknown keys) win. */
+export function mergeMissing(
+  existing: Record<string, unknown>,
+  defaults: Record<string, unknown>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...existing };
+  for (const [key, value] of Object.entries(defaults)) {
+    const current = out[key];
+    if (current === undefined) out[key] = value;
+    else if (isPlainObject(current) && isPlainObject(value)) out[key] = mergeMissing(current, value);
+  }
+  return out;
+}
+
+export interface EnsureConfigResult {
+  created: boolean;
+  /** True when keys were added to an existing file. */
+  updated: boolean;
+}
+
+/** Creates the config file with defaults, or adds missing keys to it. `${VAR}` references stay as written. */
+export async function ensureConfigFile(configPath: string): Promise<EnsureConfigResult> {
+  const exists = existsSync(configPath);
+  const raw = await readRawConfig(configPath);
+  const defaults = ConfigSchema.parse({}) as Record<string, unknown>;
+  const merged = mergeMissing(raw, defaults);
+  const text = `${JSON.stringify(merged, null, 2)}\n`;
+  const before = exists ? `${JSON.stringify(raw, null, 2)}\n` : '';
+  if (exists && text === before) return { created: false, updated: false };
+  await writeFileAtomic(configPath, text, 0o600);
+  return { created: !exists, updated: exists };
+}
+
+/** Copies each template file the workspace lacks; returns the relative paths created. */
+export async function syncWorkspaceTemplates(workspace: string, templates = WORKSPACE_TEMPLATES): Promise<string[]> {
+  const created: string[] = [];
+  await mkdir(join(workspace, 'skills'), { recursive: true });
+  for (const file of await listFiles(templates)) {
+    const rel = relative(templates, file);
+    const target = join(workspace, rel);
+    if (existsSync(target)) continue;
+    await mkdir(dirname(target), { recursive: true });
+    await copyFile(file, target);
+    created.push(rel);
+  }
+  return created;
+}
+
+async function listFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir)) {
+    const path = join(dir, entry);
+    if ((await stat(path)).isDirectory()) out.push(...(await listFiles(path)));
+    else out.push(path);
+  }
+  return out.sort();
+}
+
+/** Applies `mutate` to the file's (uninterpolated) tree, validates the result, and writes it atomically. */
+export async function updateConfigFile(
+  configPath: string,
+  mutate: (raw: Record<string, unknown>) => void,
+): Promise<void> {
+  const raw = mergeMissing(await readRawConfig(configPath), ConfigSchema.parse({}) as Record<string, unknown>);
+  mutate(raw);
+  const checked = ConfigSchema.safeParse(raw);
+  if (!checked.success) throw new Error(`refusing to write an invalid config: ${checked.error.message}`);
+  await writeFileAtomic(configPath, `${JSON.stringify(raw, null, 2)}\n`, 0o600);
+}

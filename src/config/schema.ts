@@ -1,0 +1,188 @@
+/**
+ * nanobot's config tree (`~/.nanobot/config.json`) with nanobot's defaults.
+ * Keys are camelCase here; the loader accepts snake_case and converts before validation.
+ * Nested objects use `prefault({})` so their own defaults are filled in when the block is missing.
+ * Objects are loose: keys this version does not know yet are kept, so a newer nanobot config survives a round trip.
+ */
+import { z } from 'zod';
+
+const stringMap = z.record(z.string(), z.string());
+
+const DreamSchema = z.looseObject({
+  enabled: z.boolean().default(true),
+  intervalH: z.number().positive().default(2),
+  cron: z.string().nullish(),
+  modelOverride: z.string().nullish(),
+});
+
+export const AgentDefaultsSchema = z.looseObject({
+  workspace: z.string().default('~/.nanobot/workspace'),
+  modelPreset: z.string().nullable().default(null),
+  model: z.string().min(1).default('anthropic/claude-opus-4-5'),
+  provider: z.string().min(1).default('auto'),
+  maxTokens: z.int().positive().default(8192),
+  contextWindowTokens: z.int().positive().default(200_000),
+  temperature: z.number().min(0).max(2).default(0.1),
+  fallbackModels: z.array(z.union([z.string(), z.record(z.string(), z.unknown())])).default([]),
+  maxToolIterations: z.int().positive().default(200),
+  maxConcurrentSubagents: z.int().positive().default(1),
+  failOnToolError: z.boolean().default(true),
+  maxToolResultChars: z.int().positive().default(16_000),
+  providerRetryMode: z.enum(['standard', 'persistent']).default('standard'),
+  toolHintMaxLength: z.int().nonnegative().default(40),
+  reasoningEffort: z.string().nullable().default(null),
+  timezone: z.string().default('UTC'),
+  unifiedSession: z.boolean().default(false),
+  disabledSkills: z.array(z.string()).default([]),
+  idleCompactAfterMinutes: z.number().nonnegative().default(15),
+  idleCompactCheckIntervalSeconds: z.number().positive().default(60),
+  consolidationRatio: z.number().gt(0).lt(1).default(0.5),
+  dream: DreamSchema.prefault({}),
+});
+
+export const ModelPresetSchema = z.looseObject({
+  model: z.string().min(1),
+  provider: z.string().default('auto'),
+  maxTokens: z.int().positive().optional(),
+  contextWindowTokens: z.int().positive().optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  reasoningEffort: z.string().nullish(),
+});
+
+export const ProviderConfigSchema = z.looseObject({
+  apiKey: z.string().nullish(),
+  apiBase: z.string().nullish(),
+  apiType: z.enum(['auto', 'chat_completions', 'responses']).optional(),
+  extraHeaders: stringMap.nullish(),
+  extraBody: z.record(z.string(), z.unknown()).nullish(),
+  extraQuery: stringMap.nullish(),
+  proxy: z.string().nullish(),
+  thinkingStyle: z.string().nullish(),
+});
+
+const ChannelBlockSchema = z.looseObject({
+  enabled: z.boolean().default(false),
+  allowFrom: z.array(z.string()).default([]),
+});
+
+export const ChannelsSchema = z
+  .looseObject({
+    sendProgress: z.boolean().default(true),
+    sendToolHints: z.boolean().default(true),
+    showReasoning: z.boolean().default(true),
+    sendMaxRetries: z.int().nonnegative().default(3),
+  })
+  .catchall(z.union([ChannelBlockSchema, z.boolean(), z.number(), z.string()]));
+
+const McpServerSchema = z.looseObject({
+  type: z.enum(['stdio', 'sse', 'streamableHttp']).optional(),
+  command: z.string().optional(),
+  args: z.array(z.string()).default([]),
+  env: stringMap.default({}),
+  cwd: z.string().optional(),
+  url: z.string().optional(),
+  headers: stringMap.default({}),
+  auth: z.string().optional(),
+  toolTimeout: z.number().positive().default(30),
+  enabledTools: z.array(z.string()).default(['*']),
+});
+
+export const ExecConfigSchema = z.looseObject({
+  enable: z.boolean().default(true),
+  timeout: z.int().min(1).max(600).default(60),
+  pathPrepend: z.string().default(''),
+  pathAppend: z.string().default(''),
+  sandbox: z.enum(['', 'bwrap']).default(''),
+  sandboxRoBinds: z.array(z.string()).default([]),
+  sandboxRwBinds: z.array(z.string()).default([]),
+  allowedEnvKeys: z.array(z.string()).default([]),
+  allowPatterns: z.array(z.string()).default([]),
+  denyPatterns: z.array(z.string()).default([]),
+});
+
+export const ToolsSchema = z.looseObject({
+  web: z
+    .looseObject({
+      enable: z.boolean().default(true),
+      proxy: z.string().nullish(),
+      userAgent: z.string().nullish(),
+      search: z
+        .looseObject({
+          provider: z.string().default('duckduckgo'),
+          apiKey: z.string().nullish(),
+          baseUrl: z.string().nullish(),
+          maxResults: z.int().min(1).max(10).default(5),
+          timeout: z.number().positive().default(30),
+        })
+        .prefault({}),
+      fetch: z.looseObject({ useJinaReader: z.boolean().default(true) }).prefault({}),
+    })
+    .prefault({}),
+  exec: ExecConfigSchema.prefault({}),
+  file: z.looseObject({ enable: z.boolean().default(true) }).prefault({}),
+  cliApps: z.record(z.string(), z.unknown()).default({}),
+  my: z.looseObject({ enable: z.boolean().default(true), allowSet: z.boolean().default(false) }).prefault({}),
+  imageGeneration: z
+    .looseObject({
+      enabled: z.boolean().default(false),
+      provider: z.string().default('openrouter'),
+      model: z.string().nullish(),
+    })
+    .prefault({}),
+  maxSessionMessagesPerMinute: z.int().positive().default(6),
+  /** nanobot defaults this to false; nanobot-ts confines tools to the workspace unless told otherwise. */
+  restrictToWorkspace: z.boolean().default(true),
+  webuiAllowLocalServiceAccess: z.boolean().default(true),
+  mcpServers: z.record(z.string(), McpServerSchema).default({}),
+  ssrfWhitelist: z.array(z.string()).default([]),
+});
+
+export const ConfigSchema = z.looseObject({
+  agents: z.looseObject({ defaults: AgentDefaultsSchema.prefault({}) }).prefault({}),
+  modelPresets: z.record(z.string(), ModelPresetSchema).default({}),
+  providers: z.record(z.string(), ProviderConfigSchema).default({}),
+  channels: ChannelsSchema.prefault({}),
+  transcription: z
+    .looseObject({
+      enabled: z.boolean().default(false),
+      provider: z.string().nullish(),
+      model: z.string().nullish(),
+      language: z.string().nullish(),
+      maxDurationSec: z.number().positive().default(120),
+      maxUploadMb: z.number().positive().default(25),
+    })
+    .prefault({}),
+  api: z
+    .looseObject({
+      host: z.string().default('127.0.0.1'),
+      port: z.int().min(1).max(65535).default(8900),
+      timeout: z.number().positive().default(120),
+      apiKey: z.string().nullish(),
+    })
+    .prefault({}),
+  gateway: z
+    .looseObject({
+      host: z.string().default('127.0.0.1'),
+      port: z.int().min(1).max(65535).default(18790),
+      restartMode: z.enum(['auto', 'exec', 'spawn', 'exit']).default('auto'),
+      heartbeat: z
+        .looseObject({
+          enabled: z.boolean().default(true),
+          intervalS: z.number().positive().default(1800),
+          keepRecentMessages: z.int().nonnegative().default(8),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+  tools: ToolsSchema.prefault({}),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+export type AgentDefaults = z.infer<typeof AgentDefaultsSchema>;
+export type ProviderConfig = z.infer<typeof ProviderConfigSchema>;
+export type ExecConfig = z.infer<typeof ExecConfigSchema>;
+
+/** JSON Schema of the config file, for editors (`nanobot config schema`). */
+export function configJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(ConfigSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+}

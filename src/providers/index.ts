@@ -1,0 +1,77 @@
+/**
+ * Entry point of the providers layer: resolve a provider for a model, then create it.
+ * The wire adapters (and their SDKs, ~300 ms to import) load on the first request, so commands that never call
+ * a model (`nanobot status`, `--help`) do not pay for them.
+ */
+import { EventStream } from '../util/event-stream.js';
+import { toProviderError } from './errors.js';
+import type { ProviderOptions } from './options.js';
+import type { ResolvedProvider } from './resolve.js';
+import { errorResponse } from './retry.js';
+import type { ChatRequest, LLMProvider, LLMResponse, StreamEvent } from './types.js';
+
+export { providerErrorFromStatus, toProviderError } from './errors.js';
+export type { ProviderOptions } from './options.js';
+export {
+  customSpec,
+  findSpec,
+  normalizeProviderName,
+  PROVIDERS,
+  type ProviderKind,
+  type ProviderSpec,
+  upstreamModelName,
+  type WireApi,
+} from './registry.js';
+export {
+  isResolveError,
+  type ProviderSettings,
+  type ResolvedProvider,
+  type ResolveError,
+  type ResolveInput,
+  resolveProvider,
+} from './resolve.js';
+export type { SleepFn } from './retry.js';
+
+export function createProvider(resolved: ResolvedProvider, opts: ProviderOptions = {}): LLMProvider {
+  let adapter: Promise<LLMProvider> | undefined;
+  const load = async (): Promise<LLMProvider> => {
+    if (resolved.spec.unsupported) return unsupportedProvider(resolved);
+    if (resolved.wire === 'anthropic') {
+      const { createAnthropicProvider } = await import('./anthropic.js');
+      return createAnthropicProvider(resolved, opts);
+    }
+    const { createOpenAICompatProvider } = await import('./openai-compat.js');
+    return createOpenAICompatProvider(resolved, opts);
+  };
+  return {
+    name: resolved.name,
+    stream(request: ChatRequest) {
+      return EventStream.from<StreamEvent, LLMResponse>(
+        async (stream) => {
+          adapter ??= load();
+          const inner = (await adapter).stream(request);
+          for await (const event of inner) stream.push(event);
+          return inner.result();
+        },
+        (error) => errorResponse(toProviderError(error, request.signal)),
+      );
+    },
+  };
+}
+
+/** resolveProvider refuses these, but a hand-built ResolvedProvider must still fail as data, not a crash. */
+function unsupportedProvider(resolved: ResolvedProvider): LLMProvider {
+  return {
+    name: resolved.name,
+    stream: () =>
+      EventStream.from<StreamEvent, LLMResponse>(
+        async () =>
+          errorResponse({
+            kind: 'bad_request',
+            message: `Provider "${resolved.name}" is not supported yet: ${resolved.spec.unsupported ?? ''}`,
+            retryable: false,
+          }),
+        (error) => errorResponse(toProviderError(error)),
+      ),
+  };
+}

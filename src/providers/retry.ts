@@ -1,0 +1,71 @@
+/**
+ * Retries a streamed model call on transient failures (nanobot: 1 s / 2 s / 4 s), but only while nothing has reached
+ * the user yet: once text or a tool call has streamed, a retry would show it twice, so the error is returned instead.
+ */
+import type { EventStream } from '../util/event-stream.js';
+import { MAX_RETRY_AFTER_MS, toProviderError } from './errors.js';
+import type { LLMResponse, ProviderError, StreamEvent } from './types.js';
+
+/** Waits `ms`; resolves early (without throwing) when `signal` aborts. Injectable so tests never wait. */
+export type SleepFn = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+export interface RetryOptions {
+  signal?: AbortSignal;
+  sleep?: SleepFn;
+  /** Waits before retry 1, 2, 3…; its length is the retry count. */
+  delaysMs?: readonly number[];
+}
+
+/** One attempt: stream events through `emit`, resolve with the response (failures as `finishReason: "error"`). */
+export type Attempt = (emit: (event: StreamEvent) => void) => Promise<LLMResponse>;
+
+export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [1000, 2000, 4000];
+
+export const realSleep: SleepFn = (ms, signal) =>
+  new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+
+export function errorResponse(error: ProviderError, partial?: Partial<LLMResponse>): LLMResponse {
+  return { content: null, toolCalls: [], ...partial, finishReason: 'error', error };
+}
+
+export const abortedError = (): ProviderError => ({ kind: 'aborted', message: 'Request aborted.', retryable: false });
+
+export async function withRetry(
+  stream: EventStream<StreamEvent, LLMResponse>,
+  attempt: Attempt,
+  options: RetryOptions = {},
+): Promise<LLMResponse> {
+  const { signal, sleep = realSleep, delaysMs = DEFAULT_RETRY_DELAYS_MS } = options;
+  for (let retry = 0; ; retry++) {
+    if (signal?.aborted) return errorResponse(abortedError());
+    let streamed = false;
+    const emit = (event: StreamEvent) => {
+      streamed = true;
+      stream.push(event);
+    };
+    let response: LLMResponse;
+    try {
+      response = await attempt(emit);
+    } catch (thrown) {
+      response = errorResponse(toProviderError(thrown, signal));
+    }
+    if (response.finishReason !== 'error') return response;
+    if (signal?.aborted) return { ...response, error: abortedError() };
+    const error = response.error;
+    const plannedDelay = delaysMs[retry];
+    if (!error?.retryable || streamed || plannedDelay === undefined) return response;
+
+    const delayMs = Math.min(error.retryAfterMs ?? plannedDelay, MAX_RETRY_AFTER_MS);
+    stream.push({ type: 'retry-wait', attempt: retry + 1, delayMs, error });
+    await sleep(delayMs, signal);
+  }
+}

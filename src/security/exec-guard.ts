@@ -1,0 +1,265 @@
+/**
+ * The exec guard: decides whether a shell command may run. Regex and parser checks are advisory (a model
+ * can always write a Python script that deletes things); the workspace restriction is the part users rely
+ * on, so it is checked on real paths, per segment, inside substitutions and nested shells too.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import {
+  builtInDenyReason,
+  nestedCommands,
+  programIndex,
+  rawDenyReason,
+  type SimpleCommand,
+} from './exec-deny-rules.js';
+import { parseShellCommand, type ShellSegment, type ShellWord } from './shell-parse.js';
+import { expandHome, isPathInside, realpathNearest } from './workspace.js';
+
+export interface CommandGuardOptions {
+  /** Extra deny regexes (searched, case-insensitive), added to the built-in list. */
+  denyPatterns?: string[];
+  /** Full-match regexes; when non-empty, every segment must match one (an allowlist that also bypasses deny). */
+  allowPatterns?: string[];
+  restrictToWorkspace: boolean;
+  workspace: string;
+  /** Directory the command runs in. */
+  cwd: string;
+  /** Home directory for `~` expansion; defaults to the user's home. */
+  homeDir?: string;
+  /** Variables the child shell will see, used to expand `$VAR/…` paths; defaults to `{ HOME, PWD }`. */
+  env?: Record<string, string | undefined>;
+}
+
+export type CommandCheck = { ok: true } | { ok: false; reason: string };
+
+const BLOCKED = 'Command blocked by safety guard';
+const HARD_BOUNDARY = 'This is a hard boundary; do not try to get around it.';
+
+/** Device files that are safe to name in any command. */
+const SAFE_DEVICES = new Set(['/dev/null', '/dev/zero', '/dev/stdin', '/dev/stdout', '/dev/stderr', '/dev/tty']);
+const SAFE_DEVICE_PATTERN = /^\/dev\/(?:u?random|fd\/\d+)$/;
+/** Read-only system directories whose programs may be run by absolute path (`/usr/bin/python3`, `/bin/sh`). */
+const SYSTEM_BIN_DIRS = [
+  '/bin',
+  '/sbin',
+  '/usr/bin',
+  '/usr/sbin',
+  '/usr/local/bin',
+  '/usr/local/sbin',
+  '/opt/homebrew/bin',
+  '/usr/libexec',
+];
+/** Characters that make a quoted word look like code or a pattern rather than a file name. */
+const CODE_LIKE = /[\n{}()[\]*?|^;<>,'"]/;
+
+interface GuardContext {
+  options: CommandGuardOptions;
+  allowRoots: string[];
+  homeDir: string;
+  env: Record<string, string | undefined>;
+  checkDeny: boolean;
+}
+
+function compile(patterns: string[], flags: string, wrap: (p: string) => string): RegExp[] | string {
+  const compiled: RegExp[] = [];
+  for (const pattern of patterns) {
+    try {
+      compiled.push(new RegExp(wrap(pattern), flags));
+    } catch {
+      return pattern;
+    }
+  }
+  return compiled;
+}
+
+const blocked = (reason: string, segment: string, note = ''): CommandCheck => ({
+  ok: false,
+  reason: `${BLOCKED}: ${reason} in \`${segment.length > 120 ? `${segment.slice(0, 117)}...` : segment}\`${note}`,
+});
+
+/** Checks a command before it runs. Never throws. */
+export function checkCommand(command: string, options: CommandGuardOptions): CommandCheck {
+  const trimmed = command.trim();
+  if (trimmed === '') return { ok: false, reason: `${BLOCKED}: the command is empty.` };
+
+  const allow = compile(options.allowPatterns ?? [], 's', (p) => `^(?:${p})$`);
+  const deny = compile(options.denyPatterns ?? [], 'i', (p) => p);
+  if (typeof allow === 'string') return { ok: false, reason: `${BLOCKED}: invalid allow pattern /${allow}/.` };
+  if (typeof deny === 'string') return { ok: false, reason: `${BLOCKED}: invalid deny pattern /${deny}/.` };
+
+  const segments = parseShellCommand(trimmed);
+  let allowListed = false;
+  if (allow.length > 0) {
+    const unmatched = segments.find((segment) => !allow.some((re) => re.test(segment.raw)));
+    if (unmatched)
+      return blocked('not in the allowlist (every chained command must match an allow pattern)', unmatched.raw);
+    allowListed = true;
+  }
+
+  const homeDir = options.homeDir ?? os.homedir();
+  const cwd = path.resolve(options.workspace, options.cwd);
+  const context: GuardContext = {
+    options,
+    homeDir,
+    env: { HOME: homeDir, PWD: cwd, ...options.env },
+    allowRoots: [realpathNearest(options.workspace), realpathNearest(cwd)],
+    checkDeny: !allowListed,
+  };
+
+  if (context.checkDeny) {
+    const raw = rawDenyReason(trimmed);
+    if (raw) return blocked(raw, trimmed);
+    for (const re of deny) {
+      const hit = [trimmed, ...segments.map((segment) => segment.raw)].find((text) => re.test(text));
+      if (hit !== undefined) return blocked(`matches deny pattern /${re.source}/`, hit);
+    }
+  }
+  return checkSegments(segments, context, 0);
+}
+
+function checkSegments(segments: ShellSegment[], context: GuardContext, nesting: number): CommandCheck {
+  for (const segment of segments) {
+    const words = segment.words.map((word) => word.value);
+    const simple: SimpleCommand = { words, redirects: segment.redirects };
+    const verdict = checkSimpleCommand(simple, segment.words, segment.raw, context);
+    if (!verdict.ok) return verdict;
+
+    const nested = nestedCommands(words, segment.heredocs, segment.redirects);
+    if (nested.scripts.length > 0 && nesting >= 8) return blocked('shells nested too deeply to check', segment.raw);
+    for (const script of nested.scripts) {
+      const inner = checkNestedScript(script, context, nesting + 1);
+      if (!inner.ok) return inner;
+    }
+    for (const subWords of nested.commands) {
+      const subCommand: SimpleCommand = { words: subWords, redirects: [] };
+      const shellWords = subWords.map((value) => ({ value, quoted: false }));
+      const inner = checkSimpleCommand(subCommand, shellWords, segment.raw, context);
+      if (!inner.ok) return inner;
+    }
+  }
+  return { ok: true };
+}
+
+function checkNestedScript(script: string, context: GuardContext, nesting: number): CommandCheck {
+  if (context.checkDeny) {
+    const raw = rawDenyReason(script);
+    if (raw) return blocked(raw, script);
+  }
+  return checkSegments(parseShellCommand(script), context, nesting);
+}
+
+function checkSimpleCommand(
+  command: SimpleCommand,
+  words: ShellWord[],
+  raw: string,
+  context: GuardContext,
+): CommandCheck {
+  if (context.checkDeny) {
+    const reason = builtInDenyReason(command);
+    if (reason) return blocked(reason, raw);
+  }
+  if (!context.options.restrictToWorkspace) return { ok: true };
+  return checkWorkspaceScope(command, words, raw, context);
+}
+
+function checkWorkspaceScope(
+  command: SimpleCommand,
+  words: ShellWord[],
+  raw: string,
+  context: GuardContext,
+): CommandCheck {
+  const start = programIndex(command.words);
+  const program = command.words[start];
+  const outside = (what: string) =>
+    blocked(`${what} is outside the workspace ${context.allowRoots[0]}`, raw, `. ${HARD_BOUNDARY}`);
+
+  if (
+    (program === 'cd' || program === 'pushd') &&
+    (command.words.length === start + 1 || command.words[start + 1] === '-')
+  ) {
+    return outside('`cd` without a directory goes to the home directory, which');
+  }
+
+  // Wrappers before the program (`/usr/bin/env`, `sudo`) are programs too; assignments are not.
+  const candidates: { word: ShellWord; isProgram: boolean }[] = words.map((word, i) => ({
+    word,
+    isProgram: i === start || (i < start && !/^[A-Za-z_]\w*=/.test(word.value)),
+  }));
+  for (const { op, target } of command.redirects) {
+    if (op === '<<' || op === '<<-' || op === '<<<') continue;
+    if ((op === '>&' || op === '<&') && /^(?:\d+|-)$/.test(target.value)) continue;
+    candidates.push({ word: target, isProgram: false });
+  }
+
+  for (const { word, isProgram } of candidates) {
+    if (hasParentTraversal(word.value)) return blocked('path traversal (..)', raw, `. ${HARD_BOUNDARY}`);
+    for (const candidate of pathCandidates(word, isProgram)) {
+      const problem = checkPathCandidate(candidate, isProgram, context);
+      if (problem) return outside(problem);
+    }
+  }
+  return { ok: true };
+}
+
+function hasParentTraversal(value: string): boolean {
+  return value.split(/[/\\=:\s,]+/).includes('..');
+}
+
+interface PathCandidate {
+  text: string;
+  /** Entries of a `PATH=a:b`-style value may name system bin directories. */
+  listEntry: boolean;
+}
+
+/** The path-like parts of a word: the word itself, or the value of `NAME=…` / `--opt=…`. */
+function pathCandidates(word: ShellWord, isProgram: boolean): PathCandidate[] {
+  const value = word.value;
+  if (value.includes('://') || value.startsWith('$(') || value.startsWith('`')) return [];
+  if (word.quoted && CODE_LIKE.test(value.replace(/\$\{\w+\}/g, ''))) return [];
+  const assignment = /^-{0,2}[A-Za-z_][\w-]*=(.*)$/s.exec(value);
+  if (assignment && !isProgram) {
+    return (assignment[1] ?? '')
+      .split(':')
+      .filter((part) => part !== '')
+      .map((text) => ({ text, listEntry: true }));
+  }
+  if (value.startsWith('-')) return [];
+  return [{ text: value, listEntry: false }];
+}
+
+function expandVariables(text: string, context: GuardContext): string {
+  return text.replace(/^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/, (_match, name: string) => context.env[name] ?? '');
+}
+
+function isSystemBinPath(absolute: string): boolean {
+  return SYSTEM_BIN_DIRS.some((dir) => isPathInside(absolute, dir));
+}
+
+/** Returns a description of why the path is out of bounds, or undefined when it is fine. */
+function checkPathCandidate(candidate: PathCandidate, isProgram: boolean, context: GuardContext): string | undefined {
+  let text = candidate.text;
+  if (/^~[^/]/.test(text)) return `another user's home directory (${text})`;
+  if (/^[A-Za-z]:[\\/]/.test(text)) return `the Windows path ${text}`;
+  if (text.startsWith('$')) {
+    const bareVariable = /^\$\{?\w+\}?$/.test(text);
+    text = expandVariables(text, context);
+    // `echo $PATH` prints a list of directories; it does not open one.
+    if (bareVariable && text.includes(':')) return undefined;
+  }
+  text = expandHome(text, context.homeDir);
+
+  const explicit = path.isAbsolute(text);
+  const absolute = path.resolve(context.allowRoots[1] ?? context.options.workspace, text);
+  if (explicit && (SAFE_DEVICES.has(absolute) || SAFE_DEVICE_PATTERN.test(absolute))) return undefined;
+  if (explicit && (isProgram || candidate.listEntry) && isSystemBinPath(absolute)) return undefined;
+
+  const real = realpathNearest(absolute);
+  if (context.allowRoots.some((root) => isPathInside(real, root))) return undefined;
+  if (!explicit) {
+    // A relative name that resolves outside went through a symlink; links into system bin dirs
+    // (a virtualenv's python) cannot be used to write anything.
+    if (isSystemBinPath(real)) return undefined;
+    return `${candidate.text} (a symlink to ${real})`;
+  }
+  return candidate.text === text ? text : `${candidate.text} (${text})`;
+}

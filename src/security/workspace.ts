@@ -1,0 +1,125 @@
+/**
+ * Path policy for file tools: turns a model-supplied path into an absolute real path, or a refusal the
+ * model can read. Containment is decided on real paths (symlinks resolved), never on string prefixes,
+ * so `/ws-evil` is not inside `/ws` and a symlink in the workspace cannot point the agent outside it.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export type PathAccess = 'read' | 'write';
+
+export type PathResolution = { ok: true; path: string } | { ok: false; error: string };
+
+export interface PathPolicyOptions {
+  workspace: string;
+  /** When true, every path must resolve inside the workspace (or an extra read dir, for reads). */
+  restrictToWorkspace: boolean;
+  /** Directories readable even when restricted (e.g. built-in skills). */
+  extraReadDirs?: string[];
+  /** Directories inside the allowed area that may be read but never written (e.g. the media dir). */
+  readOnlyDirs?: string[];
+  /** Home directory used for `~` expansion; defaults to the user's home. */
+  homeDir?: string;
+}
+
+export interface PathPolicy {
+  readonly workspace: string;
+  readonly restrictToWorkspace: boolean;
+  /** Resolves a model-supplied path for the given access; never throws. */
+  resolve(input: string, access: PathAccess): PathResolution;
+}
+
+export const WORKSPACE_BOUNDARY_NOTE =
+  'This is a hard boundary: do not try to get around it with symlinks, encoded paths, other tools or the shell. ' +
+  'Work inside the workspace, or ask the user to move the file there.';
+
+/** True when `child` is `parent` or lies beneath it (both absolute, already normalised). */
+export function isPathInside(child: string, parent: string): boolean {
+  const relative = path.relative(parent, child);
+  return relative === '' || (!relative.startsWith(`..${path.sep}`) && relative !== '..' && !path.isAbsolute(relative));
+}
+
+/**
+ * Real path of `target`, or, when it does not exist yet, the real path of its nearest existing ancestor
+ * with the missing tail appended. Dangling symlinks are followed through their target, so a link to a
+ * not-yet-existing file outside the workspace still resolves outside.
+ */
+export function realpathNearest(target: string, depth = 0): string {
+  const absolute = path.resolve(target);
+  try {
+    return fs.realpathSync.native(absolute);
+  } catch {
+    // Falls through: the path (or part of it) does not exist.
+  }
+  if (depth < 40) {
+    try {
+      if (fs.lstatSync(absolute).isSymbolicLink()) {
+        const linkTarget = fs.readlinkSync(absolute);
+        return realpathNearest(path.resolve(path.dirname(absolute), linkTarget), depth + 1);
+      }
+    } catch {
+      // Not there at all: resolve the parent instead.
+    }
+  }
+  const parent = path.dirname(absolute);
+  if (parent === absolute) return absolute;
+  return path.join(realpathNearest(parent, depth), path.basename(absolute));
+}
+
+/** Expands a leading `~` or `~/` (not `~user`) to the home directory. */
+export function expandHome(input: string, homeDir: string = os.homedir()): string {
+  if (input === '~') return homeDir;
+  if (input.startsWith('~/')) return path.join(homeDir, input.slice(2));
+  return input;
+}
+
+// Device files hang or stream forever (/dev/zero, /dev/random); environ files hold the agent's secrets.
+function isForbiddenSystemPath(realPath: string): boolean {
+  return isPathInside(realPath, '/dev') || /^\/proc\/[^/]+\/environ$/.test(realPath);
+}
+
+export function createPathPolicy(options: PathPolicyOptions): PathPolicy {
+  const workspace = path.resolve(expandHome(options.workspace, options.homeDir));
+  const homeDir = options.homeDir ?? os.homedir();
+
+  const resolve = (input: string, access: PathAccess): PathResolution => {
+    if (typeof input !== 'string' || input.trim() === '') {
+      return { ok: false, error: 'Error: path must be a non-empty string.' };
+    }
+    if (input.includes('\0')) return { ok: false, error: 'Error: path contains a NUL byte.' };
+
+    const absolute = path.resolve(workspace, expandHome(input.trim(), homeDir));
+    const real = realpathNearest(absolute);
+
+    if (isForbiddenSystemPath(real) || isForbiddenSystemPath(absolute)) {
+      return { ok: false, error: `Error: access to '${input}' is blocked: device and process files cannot be opened.` };
+    }
+
+    // Real paths of the roots too: the workspace itself may sit behind a symlink (macOS /tmp).
+    const realWorkspace = realpathNearest(workspace);
+    const inReadOnlyDir = (options.readOnlyDirs ?? []).some((dir) =>
+      isPathInside(real, realpathNearest(path.resolve(workspace, expandHome(dir, homeDir)))),
+    );
+    if (access === 'write' && inReadOnlyDir) {
+      return { ok: false, error: `Error: '${input}' is in a read-only directory and cannot be written.` };
+    }
+
+    if (!options.restrictToWorkspace || isPathInside(real, realWorkspace)) return { ok: true, path: real };
+
+    const inExtraReadDir =
+      access === 'read' &&
+      (options.extraReadDirs ?? []).some((dir) =>
+        isPathInside(real, realpathNearest(path.resolve(workspace, expandHome(dir, homeDir)))),
+      );
+    if (inExtraReadDir || (access === 'read' && inReadOnlyDir)) return { ok: true, path: real };
+
+    const via = real === absolute ? '' : ` (it resolves to ${real})`;
+    return {
+      ok: false,
+      error: `Error: path '${input}' is outside the workspace ${realWorkspace}${via}. ${WORKSPACE_BOUNDARY_NOTE}`,
+    };
+  };
+
+  return { workspace, restrictToWorkspace: options.restrictToWorkspace, resolve };
+}

@@ -1,0 +1,33 @@
+/** Sessions: one conversation's messages plus metadata, stored per key (`channel:chat_id`, `cli:direct`, …). */
+import type { ChatMessage } from '../providers/types.js';
+
+export interface Session {
+  key: string;
+  createdAt: string;
+  updatedAt: string;
+  /** Free-form state: `pending_user_turn`, `runtime_checkpoint`, `_last_summary`, `last_channel`, … */
+  metadata: Record<string, unknown>;
+  /** Index of the first message not yet consolidated into history.jsonl. */
+  lastConsolidated: number;
+  messages: ChatMessage[];
+}
+
+export interface SessionSummary {
+  key: string;
+  updatedAt: string;
+  messageCount: number;
+}
+
+export interface SessionStore {
+  /** Loads a session, or returns a fresh empty one when none is stored. Never throws on a damaged file. */
+  load(key: string): Promise<Session>;
+  /** Persists the whole session atomically. */
+  save(session: Session): Promise<void>;
+  list(): Promise<SessionSummary[]>;
+  delete(key: string): Promise<void>;
+}
+
+export function newSession(key: string, now = new Date()): Session {
+  const at = now.toISOString();
+  return { key, createdAt: at, updatedAt: at, metadata: {}, lastConsolidated: 0, messages: [] };
+}

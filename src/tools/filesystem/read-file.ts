@@ -1,0 +1,166 @@
+/**
+ * read_file: numbered lines (`N| text`) with paging, images as multimodal parts, binary files refused,
+ * and a short stub instead of the same content again when the model re-reads a file that has not changed.
+ */
+import type { BigIntStats } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import type { PathPolicy } from '../../security/workspace.js';
+import { defineTool, fail, ok, type ToolResult } from '../types.js';
+
+export const DEFAULT_READ_LIMIT = 2000;
+export const MAX_READ_CHARS = 128_000;
+export const MAX_READ_BYTES = 100 * 1024 * 1024;
+
+const IMAGE_TYPES: Record<string, string> = {
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.webp': 'image/webp',
+};
+
+export interface ReadFileToolOptions {
+  policy: PathPolicy;
+}
+
+const parameters = z.object({
+  path: z.string().describe('File to read: relative to the workspace, absolute, or starting with ~.'),
+  offset: z.number().int().min(1).optional().describe('1-based line number to start from (default 1).'),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(`Maximum number of lines to return (default ${DEFAULT_READ_LIMIT}).`),
+  force: z.boolean().optional().describe('Return the content even if the file is unchanged since the last read.'),
+});
+
+interface ReadStamp {
+  fingerprint: string;
+  window: string;
+}
+
+/** True when the first bytes look like binary data (a NUL byte or many control characters). */
+export function looksBinary(sample: Uint8Array): boolean {
+  if (sample.length === 0) return false;
+  let control = 0;
+  for (const byte of sample) {
+    if (byte === 0) return true;
+    if (byte < 9 || (byte > 13 && byte < 32)) control++;
+  }
+  return control / sample.length > 0.3;
+}
+
+async function readHead(file: string, bytes: number): Promise<Uint8Array> {
+  const handle = await fs.open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(bytes);
+    const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Formats lines `offset…` as `N| text`, stopping at `limit` lines or the character cap. */
+export function formatLines(text: string, offset: number, limit: number): string {
+  const lines = text.split('\n');
+  if (lines.length > 0 && lines.at(-1) === '') lines.pop();
+  const total = lines.length;
+  if (total === 0) return '(Empty file)';
+  if (offset > total) return `Error: offset ${offset} is beyond the end of the file (${total} lines total).`;
+
+  const out: string[] = [];
+  let used = 0;
+  let lineNo = offset;
+  const lastWanted = Math.min(total, offset + limit - 1);
+  for (; lineNo <= lastWanted; lineNo++) {
+    const content = (lines[lineNo - 1] as string).replace(/\r$/, '');
+    let rendered = `${lineNo}| ${content}`;
+    if (used + rendered.length + 1 > MAX_READ_CHARS) {
+      if (out.length > 0) break;
+      // A single huge line (minified code): show its start rather than nothing.
+      rendered = `${rendered.slice(0, MAX_READ_CHARS - 200)} … [line truncated, ${content.length} characters]`;
+      out.push(rendered);
+      lineNo++;
+      break;
+    }
+    out.push(rendered);
+    used += rendered.length + 1;
+  }
+  const shownLast = lineNo - 1;
+  const footer =
+    shownLast >= total
+      ? `(End of file — ${total} lines total)`
+      : `(Showing lines ${offset}–${shownLast} of ${total}. Use offset=${shownLast + 1} to continue.)`;
+  return `${out.join('\n')}\n\n${footer}`;
+}
+
+export function createReadFileTool(options: ReadFileToolOptions) {
+  // Per session, so one chat's read does not hide the content from another chat.
+  const lastReads = new Map<string, ReadStamp>();
+
+  return defineTool({
+    name: 'read_file',
+    description:
+      'Read a text file with line numbers (`N| text`), or view an image (png, jpg, gif, webp). ' +
+      `Returns up to ${DEFAULT_READ_LIMIT} lines; use offset/limit to page through larger files.`,
+    parameters,
+    concurrencySafe: true,
+    async execute(args, ctx): Promise<ToolResult> {
+      const resolved = options.policy.resolve(args.path, 'read');
+      if (!resolved.ok) return fail(resolved.error);
+      const file = resolved.path;
+
+      let stat: BigIntStats;
+      try {
+        stat = await fs.stat(file, { bigint: true });
+      } catch {
+        return fail(`File not found: ${args.path}`);
+      }
+      if (stat.isDirectory()) return fail(`${args.path} is a directory. Use list_dir to see its contents.`);
+      if (!stat.isFile()) return fail(`${args.path} is not a regular file.`);
+      if (stat.size > BigInt(MAX_READ_BYTES)) {
+        return fail(
+          `${args.path} is ${stat.size} bytes, over the 100 MiB read limit. Use exec with head, tail or grep.`,
+        );
+      }
+
+      const offset = args.offset ?? 1;
+      const limit = args.limit ?? DEFAULT_READ_LIMIT;
+      // Inode + mtime (ns) + size: atomic writes replace the inode, so any edit changes the fingerprint.
+      const fingerprint = `${stat.ino}:${stat.mtimeNs}:${stat.size}`;
+      const key = `${ctx.sessionKey ?? ''}\0${file}`;
+      const window = `${offset}:${limit}`;
+      const previous = lastReads.get(key);
+      if (!args.force && previous?.fingerprint === fingerprint && previous.window === window) {
+        return ok(`[File unchanged since last read: ${args.path}]`);
+      }
+
+      const mimeType = IMAGE_TYPES[path.extname(file).toLowerCase()];
+      let result: ToolResult;
+      if (mimeType) {
+        const data = await fs.readFile(file);
+        result = ok([
+          { type: 'text', text: `Image file: ${args.path} (${data.length} bytes, ${mimeType})` },
+          { type: 'image_url', image_url: { url: `data:${mimeType};base64,${data.toString('base64')}` } },
+        ]);
+      } else {
+        if (looksBinary(await readHead(file, 8192))) {
+          return fail(
+            `${args.path} is a binary file (${stat.size} bytes) and cannot be shown as text. ` +
+              'read_file reads text files and images (png, jpg, jpeg, gif, webp).',
+          );
+        }
+        const text = (await fs.readFile(file, 'utf8')).replace(/^\uFEFF/, '');
+        const formatted = formatLines(text, offset, limit);
+        if (formatted.startsWith('Error:')) return fail(formatted);
+        result = ok(formatted);
+      }
+      lastReads.set(key, { fingerprint, window });
+      return result;
+    },
+  });
+}

@@ -1,0 +1,57 @@
+/** The built-in tool set and the tools layer's public API. */
+import { createPathPolicy } from '../security/workspace.js';
+import { createExecTool } from './exec.js';
+import { createEditFileTool } from './filesystem/edit-file.js';
+import { createListDirTool } from './filesystem/list-dir.js';
+import { createReadFileTool } from './filesystem/read-file.js';
+import { createWriteFileTool } from './filesystem/write-file.js';
+import type { Tool } from './types.js';
+
+export interface DefaultToolsOptions {
+  workspace: string;
+  /** nanobot-ts defaults this to true; the caller (config) decides. */
+  restrictToWorkspace: boolean;
+  exec: {
+    /** Default true. */
+    enable?: boolean;
+    /** Default timeout in seconds (60). */
+    timeout?: number;
+    pathPrepend?: string;
+    pathAppend?: string;
+    allowedEnvKeys?: string[];
+    allowPatterns?: string[];
+    denyPatterns?: string[];
+  };
+  /** Readable even when restricted (e.g. built-in skills). */
+  extraReadDirs?: string[];
+  /** Readable, never writable (e.g. the media dir). */
+  readOnlyDirs?: string[];
+}
+
+export function createDefaultTools(opts: DefaultToolsOptions): Tool[] {
+  const policy = createPathPolicy({
+    workspace: opts.workspace,
+    restrictToWorkspace: opts.restrictToWorkspace,
+    ...(opts.extraReadDirs ? { extraReadDirs: opts.extraReadDirs } : {}),
+    ...(opts.readOnlyDirs ? { readOnlyDirs: opts.readOnlyDirs } : {}),
+  });
+  const tools: Tool[] = [
+    createReadFileTool({ policy }),
+    createWriteFileTool({ policy }),
+    createEditFileTool({ policy }),
+    createListDirTool({ policy }),
+  ];
+  if (opts.exec.enable !== false) {
+    const { enable: _enable, ...execOptions } = opts.exec;
+    tools.push(createExecTool({ policy, ...execOptions }));
+  }
+  return tools;
+}
+
+export { createExecTool, type ExecToolOptions } from './exec.js';
+export { createEditFileTool, type EditFileToolOptions } from './filesystem/edit-file.js';
+export { createListDirTool, type ListDirToolOptions } from './filesystem/list-dir.js';
+export { createReadFileTool, type ReadFileToolOptions } from './filesystem/read-file.js';
+export { createWriteFileTool, type WriteFileToolOptions } from './filesystem/write-file.js';
+export { DEFAULT_MAX_RESULT_CHARS, ERROR_RECOVERY_HINT, ToolRegistry, type ToolRegistryOptions } from './registry.js';
+export * from './types.js';

@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { AgentRunner, type RunnerEvent } from '../../src/agent/runner.js';
+import { ToolRegistry } from '../../src/tools/registry.js';
+import { defineTool, ok } from '../../src/tools/types.js';
+import { call, FakeProvider, type Scripted } from '../helpers/fake-provider.js';
+
+function setup(script: Scripted[], maxIterations = 10) {
+  const executed: string[] = [];
+  const tools = new ToolRegistry();
+  tools.register(
+    defineTool({
+      name: 'echo',
+      description: 'Echo text back',
+      parameters: z.object({ text: z.string() }),
+      execute: async ({ text }) => {
+        executed.push(text);
+        return ok(`echo: ${text}`);
+      },
+    }),
+  );
+  const provider = new FakeProvider(script);
+  const runner = new AgentRunner({ provider, model: 'm', maxTokens: 100, tools, maxIterations });
+  return { runner, provider, executed, tools };
+}
+
+const user = [
+  { role: 'system' as const, content: 'sys' },
+  { role: 'user' as const, content: 'hi' },
+];
+
+describe('AgentRunner', () => {
+  it('returns the model text when no tools are called', async () => {
+    const { runner } = setup([{ content: 'Hello there' }]);
+    const result = await runner.run(user);
+    expect(result.content).toBe('Hello there');
+    expect(result.stopReason).toBe('completed');
+    expect(result.messages).toEqual([{ role: 'assistant', content: 'Hello there' }]);
+  });
+
+  it('runs tool calls and sends the results back to the model', async () => {
+    const { runner, provider, executed } = setup([{ toolCalls: [call('echo', { text: 'x' })] }, { content: 'done' }]);
+    const events: RunnerEvent[] = [];
+    const result = await runner.run(user, { onEvent: (e) => events.push(e) });
+    expect(executed).toEqual(['x']);
+    expect(result.content).toBe('done');
+    const second = provider.requests[1]?.messages ?? [];
+    expect(second.at(-1)).toMatchObject({ role: 'tool', content: 'echo: x', name: 'echo' });
+    expect(second.at(-2)?.tool_calls?.[0]?.function.name).toBe('echo');
+    expect(events.map((e) => e.type)).toContain('tool-end');
+  });
+
+  it('runs concurrency-safe tools in parallel and keeps results in call order', async () => {
+    const tools = new ToolRegistry();
+    let started = 0;
+    let release: () => void = () => {};
+    const bothStarted = new Promise<void>((r) => {
+      release = r;
+    });
+    tools.register(
+      defineTool({
+        name: 'probe',
+        description: 'waits for its sibling',
+        parameters: z.object({ id: z.string() }),
+        concurrencySafe: true,
+        execute: async ({ id }) => {
+          started += 1;
+          if (started === 2) release();
+          const sibling = await Promise.race([bothStarted.then(() => 'parallel'), sleep(2000).then(() => 'alone')]);
+          return ok(`${id}:${sibling}`);
+        },
+      }),
+    );
+    const provider = new FakeProvider([
+      { toolCalls: [call('probe', { id: 'a' }), call('probe', { id: 'b' })] },
+      { content: 'ok' },
+    ]);
+    const runner = new AgentRunner({ provider, model: 'm', maxTokens: 100, tools, maxIterations: 5 });
+    const result = await runner.run(user);
+    expect(result.messages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([
+      'a:parallel',
+      'b:parallel',
+    ]);
+  });
+
+  it('retries an empty response, then asks for a final answer with tools disabled', async () => {
+    const { runner, provider } = setup([
+      { content: '' },
+      { content: '  ' },
+      { content: '' },
+      { content: 'Final words' },
+    ]);
+    const result = await runner.run(user);
+    expect(result.content).toBe('Final words');
+    expect(provider.requests).toHaveLength(4);
+    expect(provider.requests[3]?.toolChoice).toBe('none');
+    expect(provider.requests.slice(0, 3).every((r) => r.toolChoice === 'auto')).toBe(true);
+  });
+
+  it('continues a reply cut off by the output limit and joins the pieces', async () => {
+    const { runner, provider } = setup([
+      { content: 'The first half, ', finishReason: 'length' },
+      { content: 'and the second half.' },
+    ]);
+    const result = await runner.run(user);
+    expect(result.content).toBe('The first half, and the second half.');
+    expect(provider.requests[1]?.messages.at(-1)?.role).toBe('user');
+    expect(String(provider.requests[1]?.messages.at(-1)?.content)).toMatch(/cut off/);
+  });
+
+  it('drops malformed tool calls instead of sending them back', async () => {
+    const bad = { ...call('echo', '{"text": '), id: 'bad1' };
+    const nameless = { ...call('', {}), id: 'bad2' };
+    const { runner, provider, executed } = setup([
+      { toolCalls: [bad, nameless, call('echo', { text: 'good' })] },
+      { content: 'ok' },
+    ]);
+    await runner.run(user);
+    expect(executed).toEqual(['good']);
+    const sent = provider.requests[1]?.messages ?? [];
+    const ids = sent.flatMap((m) => m.tool_calls?.map((c) => c.id) ?? []);
+    expect(ids).not.toContain('bad1');
+    expect(ids).not.toContain('bad2');
+  });
+
+  it('answers an unknown tool with a did-you-mean error the model can read', async () => {
+    const { runner, provider } = setup([{ toolCalls: [call('ecko', { text: 'x' })] }, { content: 'ok' }]);
+    await runner.run(user);
+    const toolMsg = provider.requests[1]?.messages.at(-1);
+    expect(toolMsg?.role).toBe('tool');
+    expect(String(toolMsg?.content)).toMatch(/not found/);
+    expect(String(toolMsg?.content)).toMatch(/echo/);
+  });
+
+  it('names each schema problem when arguments are invalid', async () => {
+    const { runner, provider, executed } = setup([{ toolCalls: [call('echo', { txt: 1 })] }, { content: 'ok' }]);
+    await runner.run(user);
+    expect(executed).toEqual([]);
+    const text = String(provider.requests[1]?.messages.at(-1)?.content);
+    expect(text).toMatch(/Invalid parameters for tool 'echo'/);
+    expect(text).toMatch(/text/);
+  });
+
+  it('tells the model to change approach when the same call repeats three times', async () => {
+    const same = () => ({ toolCalls: [call('echo', { text: 'again' })] });
+    const { runner, provider, executed } = setup([same(), same(), same(), { content: 'stopped' }]);
+    const result = await runner.run(user);
+    expect(executed).toEqual(['again', 'again']);
+    expect(String(provider.requests[3]?.messages.at(-1)?.content)).toMatch(/3 times in a row/);
+    expect(result.content).toBe('stopped');
+  });
+
+  it('gives a tools-disabled final answer when the iteration budget runs out', async () => {
+    const loop = (i: number) => ({ toolCalls: [call('echo', { text: `step ${i}` })] });
+    const { runner, provider } = setup([loop(1), loop(2), loop(3), { content: 'Summary of progress' }], 3);
+    const result = await runner.run(user);
+    expect(result.stopReason).toBe('max_iterations');
+    expect(result.content).toBe('Summary of progress');
+    expect(provider.requests.at(-1)?.toolChoice).toBe('none');
+  });
+
+  it('falls back to a fixed message when the final answer is empty too', async () => {
+    const loop = (i: number) => ({ toolCalls: [call('echo', { text: `step ${i}` })] });
+    const { runner } = setup([loop(1), loop(2), { content: '' }], 2);
+    const result = await runner.run(user);
+    expect(result.content).toMatch(/maximum number of tool call iterations \(2\)/);
+  });
+
+  it('returns provider failures as data with the typed error', async () => {
+    const { runner } = setup([
+      { finishReason: 'error', error: { kind: 'auth', message: 'invalid x-api-key', status: 401, retryable: false } },
+    ]);
+    const result = await runner.run(user);
+    expect(result.stopReason).toBe('error');
+    expect(result.error?.kind).toBe('auth');
+  });
+
+  it('checkpoints after each completed tool round', async () => {
+    const { runner } = setup([{ toolCalls: [call('echo', { text: 'a' })] }, { content: 'done' }]);
+    const snapshots: number[] = [];
+    await runner.run(user, { onProgress: async (added) => void snapshots.push(added.length) });
+    expect(snapshots).toEqual([2]);
+  });
+});
+
+function sleep(ms: number) {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,145 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { effectiveModel } from '../../src/config/model.js';
+import { ensureConfigFile, syncWorkspaceTemplates } from '../../src/config/onboard.js';
+import { configJsonSchema } from '../../src/config/schema.js';
+import { UserError } from '../../src/util/errors.js';
+
+async function withConfig(content: unknown, env: NodeJS.ProcessEnv = {}) {
+  const home = await mkdtemp(join(tmpdir(), 'nb-cfg-'));
+  const configPath = join(home, '.nanobot', 'config.json');
+  await ensureConfigFile(configPath);
+  writeFileSync(configPath, typeof content === 'string' ? content : JSON.stringify(content));
+  return { home, configPath, load: () => loadConfig({ configPath, home, env }) };
+}
+
+describe('config loading', () => {
+  it('fills nanobot’s defaults', async () => {
+    const { load, home } = await withConfig({});
+    const { config, workspace, dataDir } = await load();
+    expect(config.agents.defaults).toMatchObject({
+      model: 'anthropic/claude-opus-4-5',
+      provider: 'auto',
+      maxTokens: 8192,
+      contextWindowTokens: 200000,
+      maxToolIterations: 200,
+      maxToolResultChars: 16000,
+    });
+    expect(config.gateway.port).toBe(18790);
+    expect(config.api).toMatchObject({ host: '127.0.0.1', port: 8900 });
+    expect(config.tools.restrictToWorkspace).toBe(true);
+    expect(workspace).toBe(join(home, '.nanobot', 'workspace'));
+    expect(dataDir).toBe(join(home, '.nanobot'));
+  });
+
+  it('accepts snake_case keys but keeps provider names as written', async () => {
+    const { load } = await withConfig({
+      agents: { defaults: { max_tokens: 1234, context_window_tokens: 5000 } },
+      providers: { lm_studio: { api_base: 'http://localhost:1234/v1', extra_headers: { 'X-Some_Header': 'v' } } },
+    });
+    const { config } = await load();
+    expect(config.agents.defaults.maxTokens).toBe(1234);
+    expect(config.providers.lm_studio?.apiBase).toBe('http://localhost:1234/v1');
+    expect(config.providers.lm_studio?.extraHeaders).toEqual({ 'X-Some_Header': 'v' });
+  });
+
+  it('interpolates ${VAR} and names the key when a variable is missing', async () => {
+    const ok = await withConfig({ providers: { openai: { apiKey: '${MY_KEY}' } } }, { MY_KEY: 'sk-123' });
+    expect((await ok.load()).config.providers.openai?.apiKey).toBe('sk-123');
+    const missing = await withConfig({ providers: { openai: { apiKey: '${NOPE_KEY}' } } });
+    await expect(missing.load()).rejects.toThrow(
+      /providers\.openai\.apiKey: environment variable \$\{NOPE_KEY\} is not set/,
+    );
+  });
+
+  it('applies NANOBOT_A__B overrides over the file', async () => {
+    const { load } = await withConfig(
+      { gateway: { port: 1 } },
+      {
+        NANOBOT_GATEWAY__PORT: '4242',
+        NANOBOT_AGENTS__DEFAULTS__MAX_TOKENS: '777',
+        NANOBOT_PROVIDERS__LM_STUDIO__API_BASE: 'http://127.0.0.1:9/v1',
+      },
+    );
+    const { config } = await load();
+    expect(config.gateway.port).toBe(4242);
+    expect(config.agents.defaults.maxTokens).toBe(777);
+    expect(config.providers.lm_studio?.apiBase).toBe('http://127.0.0.1:9/v1');
+  });
+
+  it('names the path and the problem for a wrong type', async () => {
+    const { load } = await withConfig({ agents: { defaults: { maxTokens: 'lots' } } });
+    const err = await load().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UserError);
+    expect((err as Error).message).toMatch(/agents\.defaults\.maxTokens: expected a number, got string "lots"/);
+  });
+
+  it('explains invalid JSON without a stack trace', async () => {
+    const { load } = await withConfig('{ "agents": { }, }');
+    await expect(load()).rejects.toThrow(/is not valid JSON/);
+  });
+
+  it('applies a model preset over the defaults', async () => {
+    const { load } = await withConfig({
+      agents: { defaults: { modelPreset: 'fast' } },
+      modelPresets: { fast: { model: 'gpt-5-mini', provider: 'openai', maxTokens: 1000 } },
+    });
+    const model = effectiveModel((await load()).config);
+    expect(model).toMatchObject({ model: 'gpt-5-mini', provider: 'openai', maxTokens: 1000, preset: 'fast' });
+  });
+});
+
+describe('onboard', () => {
+  it('adds missing keys to an existing config and keeps every existing value', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'nb-onb-'));
+    const path = join(home, 'config.json');
+    writeFileSync(
+      path,
+      JSON.stringify({
+        agents: { defaults: { model: 'my/model', max_tokens: 99 } },
+        providers: { x: { apiKey: '${K}' } },
+        custom: 1,
+      }),
+    );
+    const result = await ensureConfigFile(path);
+    expect(result.updated).toBe(true);
+    const written = JSON.parse(readFileSync(path, 'utf8'));
+    expect(written.agents.defaults.model).toBe('my/model');
+    expect(written.agents.defaults.maxTokens).toBe(99);
+    expect(written.agents.defaults.max_tokens).toBeUndefined();
+    expect(written.agents.defaults.contextWindowTokens).toBe(200000);
+    expect(written.providers.x.apiKey).toBe('${K}');
+    expect(written.custom).toBe(1);
+    expect((await ensureConfigFile(path)).updated).toBe(false);
+  });
+
+  it('creates only the workspace files that are missing', async () => {
+    const ws = await mkdtemp(join(tmpdir(), 'nb-ws-'));
+    writeFileSync(join(ws, 'SOUL.md'), 'my own soul');
+    const created = await syncWorkspaceTemplates(ws);
+    expect(created).toEqual(
+      expect.arrayContaining([
+        'AGENTS.md',
+        'USER.md',
+        'HEARTBEAT.md',
+        join('memory', 'MEMORY.md'),
+        join('memory', 'history.jsonl'),
+      ]),
+    );
+    expect(created).not.toContain('SOUL.md');
+    expect(readFileSync(join(ws, 'SOUL.md'), 'utf8')).toBe('my own soul');
+    expect(readFileSync(join(ws, 'memory', 'history.jsonl'), 'utf8')).toBe('');
+    expect(await syncWorkspaceTemplates(ws)).toEqual([]);
+  });
+
+  it('emits a JSON Schema describing the config', () => {
+    const schema = configJsonSchema() as { properties: Record<string, { properties?: Record<string, unknown> }> };
+    expect(Object.keys(schema.properties)).toEqual(
+      expect.arrayContaining(['agents', 'providers', 'channels', 'tools', 'gateway', 'api', 'modelPresets']),
+    );
+  });
+});
