@@ -1,15 +1,8 @@
-// CLI tests run the built binary (bin/nanobot.js → dist/), so build once before the suite.
+// CLI tests run the built binary (bin/nanobot.js → dist/), so bundle once before the suite.
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
 export default function setup(): void {
   const root = join(import.meta.dirname, '..');
-  execFileSync(
-    process.execPath,
-    [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
-    {
-      cwd: root,
-      stdio: 'inherit',
-    },
-  );
+  execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'inherit' });
 }

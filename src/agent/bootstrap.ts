@@ -4,7 +4,6 @@
 import { join } from 'node:path';
 import type { LoadedConfig } from '../config/load.js';
 import { effectiveModel, type ModelSettings } from '../config/model.js';
-import { WORKSPACE_TEMPLATES } from '../config/onboard.js';
 import { createProvider, resolveProvider } from '../providers/index.js';
 import type { LLMProvider } from '../providers/types.js';
 import { JsonlSessionStore, workspaceId } from '../session/jsonl-store.js';
@@ -12,6 +11,7 @@ import { createDefaultTools } from '../tools/index.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { UserError } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
+import { WORKSPACE_TEMPLATES } from '../util/paths.js';
 import { ContextBuilder } from './context.js';
 import { AgentLoop } from './loop.js';
 import { AgentRunner } from './runner.js';

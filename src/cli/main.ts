@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { PACKAGE_ROOT } from '../config/onboard.js';
 import { errorMessage, UserError } from '../util/errors.js';
+import { PACKAGE_ROOT } from '../util/paths.js';
 
 export interface GlobalOptions {
   config?: string;

@@ -5,15 +5,11 @@
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readdir, stat } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from '../util/fs.js';
+import { WORKSPACE_TEMPLATES } from '../util/paths.js';
 import { isPlainObject } from './keys.js';
 import { readRawConfig } from './load.js';
 import { ConfigSchema } from './schema.js';
-
-/** Root of the installed package (holds `templates/`), from both `src/` and `dist/`. */
-export const PACKAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const WORKSPACE_TEMPLATES = join(PACKAGE_ROOT, 'templates', 'workspace');
 
 /** Returns `existing` with every key of `defaults` it lacks; existing values (and unknown keys) win. */
 export function mergeMissing(

@@ -6,6 +6,10 @@
  */
 import { z } from 'zod';
 
+// Schemas here and in tools are parsed a handful of times per process: compiling fast paths (zod's JIT) costs more
+// start-up time than it ever saves.
+z.config({ jitless: true });
+
 const stringMap = z.record(z.string(), z.string());
 
 const DreamSchema = z.looseObject({

@@ -1,0 +1,17 @@
+/** Where the installed package lives: `templates/` and `package.json` are read from there at run time. */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Walks up from this module (in `src/util/` when run from source, in `dist/` when bundled) to package.json. */
+function findPackageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'templates'))) return dir;
+    dir = dirname(dir);
+  }
+  throw new Error('nanobot: cannot find the package root (package.json next to templates/)');
+}
+
+export const PACKAGE_ROOT = findPackageRoot();
+export const WORKSPACE_TEMPLATES = join(PACKAGE_ROOT, 'templates', 'workspace');
