@@ -41,5 +41,7 @@ await build({
   plugins: [zodEnglishOnly],
   legalComments: 'none',
   minify: process.env.NANOBOT_BUILD_DEBUG !== '1',
+  // Error classification looks at SDK error class names; minified names would all read as unknown errors.
+  keepNames: true,
   logLevel: 'warning',
 });

@@ -68,6 +68,7 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
   for (const tool of createDefaultTools({
     workspace,
     restrictToWorkspace: config.tools.restrictToWorkspace,
+    fileTools: config.tools.file.enable,
     exec: {
       enable: exec.enable,
       timeout: exec.timeout,

@@ -22,7 +22,7 @@ export async function runWizard(): Promise<WizardAnswers | undefined> {
   intro('nanobot setup');
   const provider = await select({
     message: 'Which LLM provider?',
-    options: PROVIDERS.filter((p) => p.kind !== 'oauth').map((p) => ({ value: p.name, label: p.label })),
+    options: PROVIDERS.filter((p) => !p.unsupported).map((p) => ({ value: p.name, label: p.label, hint: p.name })),
     initialValue: 'anthropic',
   });
   if (isCancel(provider)) return stop();

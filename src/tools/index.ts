@@ -11,6 +11,8 @@ export interface DefaultToolsOptions {
   workspace: string;
   /** nanobot-ts defaults this to true; the caller (config) decides. */
   restrictToWorkspace: boolean;
+  /** `tools.file.enable`: the read/write/edit/list tools (default true). */
+  fileTools?: boolean;
   exec: {
     /** Default true. */
     enable?: boolean;
@@ -35,12 +37,15 @@ export function createDefaultTools(opts: DefaultToolsOptions): Tool[] {
     ...(opts.extraReadDirs ? { extraReadDirs: opts.extraReadDirs } : {}),
     ...(opts.readOnlyDirs ? { readOnlyDirs: opts.readOnlyDirs } : {}),
   });
-  const tools: Tool[] = [
-    createReadFileTool({ policy }),
-    createWriteFileTool({ policy }),
-    createEditFileTool({ policy }),
-    createListDirTool({ policy }),
-  ];
+  const tools: Tool[] =
+    opts.fileTools === false
+      ? []
+      : [
+          createReadFileTool({ policy }),
+          createWriteFileTool({ policy }),
+          createEditFileTool({ policy }),
+          createListDirTool({ policy }),
+        ];
   if (opts.exec.enable !== false) {
     const { enable: _enable, ...execOptions } = opts.exec;
     tools.push(createExecTool({ policy, ...execOptions }));

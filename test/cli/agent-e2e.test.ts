@@ -78,7 +78,7 @@ describe.each([
   });
 });
 
-describe('nanobot agent without a key', () => {
+describe('nanobot agent when it cannot get an answer', () => {
   it('exits non-zero naming the provider and the key to set, without a stack trace', async () => {
     const home = tempHome();
     const result = await runCli(['agent', '-m', 'hi'], home);
@@ -87,6 +87,34 @@ describe('nanobot agent without a key', () => {
     expect(result.stderr).toMatch(/ANTHROPIC_API_KEY/);
     expect(result.stderr).not.toMatch(/\n\s+at /);
     expect(existsSync(join(home, '.nanobot', 'config.json'))).toBe(true);
+  });
+
+  it('retries an unreachable provider, then says which setting to check', async () => {
+    const home = tempHome();
+    await runCli(['onboard'], home);
+    editConfig(home, (c) => {
+      c.agents.defaults.provider = 'custom';
+      c.agents.defaults.model = 'm';
+      c.providers.custom = { apiBase: 'http://127.0.0.1:1/v1', apiKey: 'k' };
+    });
+    const result = await runCli(['agent', '-m', 'hi'], home);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/retrying in 1 s/);
+    expect(result.stderr).toMatch(/Error: custom: Could not reach the provider/);
+    expect(result.stderr).toMatch(/providers\.custom\.apiBase/);
+  });
+
+  it('reports a rejected key as an auth problem without retrying', async () => {
+    const home = tempHome();
+    fake = await startFakeLLM([{ status: 401, errorBody: { error: { message: 'invalid api key' } } }]);
+    const result = await runCli(['agent', '-m', 'hi'], home, {
+      ANTHROPIC_API_KEY: 'sk-ant-wrong',
+      NANOBOT_PROVIDERS__ANTHROPIC__API_BASE: fake.url,
+    });
+    expect(result.code).toBe(1);
+    expect(fake.requests).toHaveLength(1);
+    expect(result.stderr).toMatch(/invalid api key/);
+    expect(result.stderr).toMatch(/providers\.anthropic\.apiKey/);
   });
 
   it('uses a key from the provider’s usual environment variable', async () => {

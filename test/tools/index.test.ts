@@ -32,6 +32,9 @@ describe('createDefaultTools', () => {
     expect(
       createDefaultTools({ workspace, restrictToWorkspace: true, exec: { enable: false } }).map((tool) => tool.name),
     ).not.toContain('exec');
+    expect(
+      createDefaultTools({ workspace, restrictToWorkspace: true, fileTools: false, exec: {} }).map((tool) => tool.name),
+    ).toEqual(['exec']);
     const tools = createDefaultTools({ workspace, restrictToWorkspace: false, exec: { denyPatterns: ['\\bcurl\\b'] } });
     const exec = tools.find((tool) => tool.name === 'exec');
     const result = await exec?.execute({ command: 'curl example.com' }, makeContext());

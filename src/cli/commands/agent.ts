@@ -13,6 +13,7 @@ import { describeProviderError, renderMarkdown, rowsOf, toolHint } from '../rend
 import { setup } from '../setup.js';
 
 const EXIT_WORDS = new Set(['exit', 'quit', '/exit', '/quit', ':q']);
+const LABEL = 'nanobot: ';
 
 export async function runAgent(opts: GlobalOptions & AgentFlags): Promise<void> {
   const { loaded } = await setup(opts);
@@ -28,23 +29,49 @@ function turnInput(session: string, content: string) {
   return { channel: 'cli', chatId, content, sessionKey: session };
 }
 
-function progressPrinter(hintMax: number, streamText: boolean) {
-  let streamed = '';
-  const onEvent = (event: RunnerEvent) => {
+/**
+ * Streams a turn to the terminal: text deltas on stdout (after an optional label), tool hints and retries on stderr.
+ * Remembers the text streamed since the last tool hint, so it can be replaced by rendered Markdown at the end.
+ */
+class TurnPrinter {
+  /** Text streamed since the last tool hint, including the label if it was printed in this stretch. */
+  private segment = '';
+  private streamedAny = false;
+
+  constructor(
+    private readonly hintMax: number,
+    private readonly streamText: boolean,
+    private readonly label = '',
+  ) {}
+
+  readonly onEvent = (event: RunnerEvent): void => {
     if (event.type === 'tool-start') {
-      if (streamed && !streamed.endsWith('\n')) process.stdout.write('\n');
-      streamed = '';
-      process.stderr.write(`  ↳ ${toolHint(event, hintMax)}\n`);
+      this.endLine();
+      process.stderr.write(`  ↳ ${toolHint(event, this.hintMax)}\n`);
     } else if (event.type === 'retry-wait') {
+      this.endLine();
       process.stderr.write(`  … ${event.error.message}; retrying in ${Math.ceil(event.delayMs / 1000)} s\n`);
-    } else if (event.type === 'text-delta' && streamText) {
-      streamed += event.text;
-      process.stdout.write(event.text);
-    } else if (event.type === 'model-request') {
-      streamed = '';
+    } else if (event.type === 'text-delta' && this.streamText && event.text) {
+      if (!this.streamedAny && this.label) this.write(this.label);
+      this.streamedAny = true;
+      this.write(event.text);
     }
   };
-  return { onEvent, streamedText: () => streamed };
+
+  /** The text on screen since the last hint (label included), or '' when nothing was streamed. */
+  get visibleSegment(): string {
+    return this.segment;
+  }
+
+  private write(text: string): void {
+    this.segment += text;
+    process.stdout.write(text);
+  }
+
+  private endLine(): void {
+    if (this.segment && !this.segment.endsWith('\n')) process.stdout.write('\n');
+    this.segment = '';
+  }
 }
 
 function failIfError(output: TurnOutput, agent: Agent): void {
@@ -58,16 +85,16 @@ async function oneShot(agent: Agent, opts: AgentFlags, hintMax: number): Promise
   const onSigint = () => controller.abort();
   process.once('SIGINT', onSigint);
   const tty = process.stdout.isTTY === true;
-  const progress = progressPrinter(hintMax, tty);
+  const printer = new TurnPrinter(hintMax, tty);
   try {
     const output = await agent.loop.processMessage(turnInput(opts.session, opts.message ?? ''), {
       signal: controller.signal,
-      onEvent: progress.onEvent,
+      onEvent: printer.onEvent,
     });
     if (output.stopReason === 'aborted') throw new UserError('Cancelled.');
     failIfError(output, agent);
-    const streamed = progress.streamedText();
-    if (tty && streamed.trim() && output.content.endsWith(streamed.trim())) process.stdout.write('\n');
+    const streamed = printer.visibleSegment.trim();
+    if (streamed && output.content.endsWith(streamed)) process.stdout.write('\n');
     else process.stdout.write(`${output.content}\n`);
   } finally {
     process.off('SIGINT', onSigint);
@@ -98,12 +125,12 @@ async function chat(agent: Agent, opts: AgentFlags, hintMax: number): Promise<vo
     if (!text) continue;
     if (EXIT_WORDS.has(text.toLowerCase())) break;
     running = new AbortController();
-    const progress = progressPrinter(hintMax, tty);
-    process.stdout.write('\nnanobot: ');
+    const printer = new TurnPrinter(hintMax, tty, LABEL);
+    process.stdout.write('\n');
     try {
       const output = await agent.loop.processMessage(turnInput(opts.session, text), {
         signal: running.signal,
-        onEvent: progress.onEvent,
+        onEvent: printer.onEvent,
       });
       if (output.stopReason === 'aborted') {
         process.stdout.write('\n(cancelled)\n\n');
@@ -114,7 +141,7 @@ async function chat(agent: Agent, opts: AgentFlags, hintMax: number): Promise<vo
         process.stdout.write(`\nError: ${message}\nHint: ${hint}\n\n`);
         continue;
       }
-      await showAnswer(output.content, progress.streamedText(), tty && opts.markdown);
+      await showAnswer(output.content, printer.visibleSegment, tty && opts.markdown);
     } finally {
       running = undefined;
     }
@@ -123,18 +150,17 @@ async function chat(agent: Agent, opts: AgentFlags, hintMax: number): Promise<vo
 }
 
 /** Replaces the raw streamed text with its rendered Markdown (or prints the answer if nothing streamed). */
-async function showAnswer(answer: string, streamed: string, markdown: boolean): Promise<void> {
-  const columns = process.stdout.columns || 80;
-  if (streamed && markdown) {
-    const rows = rowsOf(`nanobot: ${streamed}`, columns);
-    process.stdout.moveCursor(0, -(rows - 1));
-    process.stdout.cursorTo(0);
-    process.stdout.clearScreenDown();
-    process.stdout.write('nanobot:\n');
-  } else if (streamed) {
+async function showAnswer(answer: string, onScreen: string, markdown: boolean): Promise<void> {
+  if (onScreen && !markdown) {
     process.stdout.write('\n\n');
     return;
   }
-  const body = markdown ? await renderMarkdown(answer, Math.min(columns, 100)) : answer;
-  process.stdout.write(`${body}\n\n`);
+  if (onScreen) {
+    const rows = rowsOf(onScreen, process.stdout.columns || 80);
+    process.stdout.moveCursor(0, -(rows - 1));
+    process.stdout.cursorTo(0);
+    process.stdout.clearScreenDown();
+  }
+  const body = markdown ? await renderMarkdown(answer, Math.min(process.stdout.columns || 80, 100)) : answer;
+  process.stdout.write(`${LABEL.trim()}\n${body}\n\n`);
 }
