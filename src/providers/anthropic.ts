@@ -3,12 +3,11 @@
  * Raw stream events are folded here so text, thinking (with signatures) and tool_use surface as they arrive.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { EventStream } from '../util/event-stream.js';
 import { buildMessagesBody } from './anthropic-request.js';
 import { toProviderError } from './errors.js';
 import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from './options.js';
 import type { ResolvedProvider } from './resolve.js';
-import { errorResponse, withRetry } from './retry.js';
+import { errorResponse, retryingProvider } from './retry.js';
 import type {
   ChatRequest,
   FinishReason,
@@ -22,24 +21,12 @@ import type {
 } from './types.js';
 
 export function createAnthropicProvider(resolved: ResolvedProvider, opts: ProviderOptions = {}): LLMProvider {
-  let client: Anthropic | undefined;
-  return {
-    name: resolved.name,
-    stream(request: ChatRequest) {
-      return EventStream.from<StreamEvent, LLMResponse>(
-        (stream) =>
-          withRetry(
-            stream,
-            async (emit) => {
-              client ??= makeClient(resolved, opts);
-              return streamOnce(client, resolved, request, emit);
-            },
-            { signal: request.signal, sleep: opts.sleep, delaysMs: opts.retryDelaysMs },
-          ),
-        (error) => errorResponse(toProviderError(error, request.signal)),
-      );
-    },
-  };
+  return retryingProvider(
+    resolved.name,
+    opts,
+    () => makeClient(resolved, opts),
+    (client, request, emit) => streamOnce(client, resolved, request, emit),
+  );
 }
 
 /** The SDK appends /v1/messages itself; users often paste a base that already ends in /v1. */

@@ -5,12 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import OpenAI, { AzureOpenAI } from 'openai';
 import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
-import { EventStream } from '../util/event-stream.js';
 import { toProviderError } from './errors.js';
 import { buildChatBody } from './openai-request.js';
 import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from './options.js';
 import type { ResolvedProvider } from './resolve.js';
-import { errorResponse, withRetry } from './retry.js';
+import { errorResponse, retryingProvider } from './retry.js';
 import type {
   ChatRequest,
   FinishReason,
@@ -26,24 +25,12 @@ import type {
 const AZURE_API_VERSION = '2024-10-21';
 
 export function createOpenAICompatProvider(resolved: ResolvedProvider, opts: ProviderOptions = {}): LLMProvider {
-  let client: OpenAI | undefined;
-  return {
-    name: resolved.name,
-    stream(request: ChatRequest) {
-      return EventStream.from<StreamEvent, LLMResponse>(
-        (stream) =>
-          withRetry(
-            stream,
-            async (emit) => {
-              client ??= makeClient(resolved, opts);
-              return streamOnce(client, resolved, request, emit);
-            },
-            { signal: request.signal, sleep: opts.sleep, delaysMs: opts.retryDelaysMs },
-          ),
-        (error) => errorResponse(toProviderError(error, request.signal)),
-      );
-    },
-  };
+  return retryingProvider(
+    resolved.name,
+    opts,
+    () => makeClient(resolved, opts),
+    (client, request, emit) => streamOnce(client, resolved, request, emit),
+  );
 }
 
 function makeClient(resolved: ResolvedProvider, opts: ProviderOptions): OpenAI {

@@ -2,9 +2,9 @@
  * Retries a streamed model call on transient failures (nanobot: 1 s / 2 s / 4 s), but only while nothing has reached
  * the user yet: once text or a tool call has streamed, a retry would show it twice, so the error is returned instead.
  */
-import type { EventStream } from '../util/event-stream.js';
+import { EventStream } from '../util/event-stream.js';
 import { MAX_RETRY_AFTER_MS, toProviderError } from './errors.js';
-import type { LLMResponse, ProviderError, StreamEvent } from './types.js';
+import type { ChatRequest, LLMProvider, LLMResponse, ProviderError, StreamEvent } from './types.js';
 
 /** Waits `ms`; resolves early (without throwing) when `signal` aborts. Injectable so tests never wait. */
 export type SleepFn = (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -68,4 +68,34 @@ export async function withRetry(
     stream.push({ type: 'retry-wait', attempt: retry + 1, delayMs, error });
     await sleep(delayMs, signal);
   }
+}
+
+/**
+ * An LLMProvider over one SDK client (made on first use) whose single attempts are retried by `withRetry`.
+ * Both wire adapters are this shape; they differ only in the client and in how one attempt streams.
+ */
+export function retryingProvider<Client>(
+  name: string,
+  options: { sleep?: SleepFn; retryDelaysMs?: readonly number[] },
+  makeClient: () => Client,
+  streamOnce: (client: Client, request: ChatRequest, emit: (event: StreamEvent) => void) => Promise<LLMResponse>,
+): LLMProvider {
+  let client: Client | undefined;
+  return {
+    name,
+    stream(request: ChatRequest) {
+      return EventStream.from<StreamEvent, LLMResponse>(
+        (stream) =>
+          withRetry(
+            stream,
+            async (emit) => {
+              client ??= makeClient();
+              return streamOnce(client, request, emit);
+            },
+            { signal: request.signal, sleep: options.sleep, delaysMs: options.retryDelaysMs },
+          ),
+        (error) => errorResponse(toProviderError(error, request.signal)),
+      );
+    },
+  };
 }
