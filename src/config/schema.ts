@@ -96,7 +96,8 @@ export const ExecConfigSchema = z.looseObject({
   timeout: z.int().min(1).max(600).default(60),
   pathPrepend: z.string().default(''),
   pathAppend: z.string().default(''),
-  sandbox: z.enum(['', 'bwrap']).default(''),
+  /** `auto` = bubblewrap when installed; `""` is nanobot's spelling of `none`. */
+  sandbox: z.enum(['auto', 'bwrap', 'none', '']).default('auto'),
   sandboxRoBinds: z.array(z.string()).default([]),
   sandboxRwBinds: z.array(z.string()).default([]),
   allowedEnvKeys: z.array(z.string()).default([]),
