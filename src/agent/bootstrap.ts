@@ -2,13 +2,17 @@
  * Wires an AgentLoop from a loaded config: provider, tools, sessions, context. Shared by every surface.
  */
 import { join } from 'node:path';
+import { MessageBus } from '../bus/message-bus.js';
 import type { LoadedConfig } from '../config/load.js';
 import { effectiveModel, type ModelSettings } from '../config/model.js';
 import { createProvider, resolveProvider } from '../providers/index.js';
 import type { LLMProvider } from '../providers/types.js';
+import { createPathPolicy } from '../security/workspace.js';
 import { JsonlSessionStore, workspaceId } from '../session/jsonl-store.js';
 import { createDefaultTools } from '../tools/index.js';
+import { createMessageTool } from '../tools/message.js';
 import { ToolRegistry } from '../tools/registry.js';
+import { ResultSpill } from '../tools/result-spill.js';
 import { UserError } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import { WORKSPACE_TEMPLATES } from '../util/paths.js';
@@ -22,11 +26,14 @@ export interface Agent {
   provider: LLMProvider;
   tools: ToolRegistry;
   sessions: JsonlSessionStore;
+  /** Outbound messages the agent sends on its own (the `message` tool) arrive here. */
+  bus: MessageBus;
 }
 
 export interface CreateAgentOptions {
   log?: Logger;
   env?: NodeJS.ProcessEnv;
+  bus?: MessageBus;
 }
 
 /** Resolves the provider for the configured model, or throws a UserError that says which key to set. */
@@ -63,7 +70,11 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
   const model = effectiveModel(config);
   const provider = providerFor(loaded, model, env);
 
-  const tools = new ToolRegistry({ maxResultChars: config.agents.defaults.maxToolResultChars });
+  const bus = options.bus ?? new MessageBus();
+  const tools = new ToolRegistry({
+    maxResultChars: config.agents.defaults.maxToolResultChars,
+    spill: new ResultSpill({ dir: join(workspace, '.nanobot', 'tool-results'), relativeTo: workspace }),
+  });
   const exec = config.tools.exec;
   for (const tool of createDefaultTools({
     workspace,
@@ -81,6 +92,13 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
   })) {
     tools.register(tool);
   }
+  tools.register(
+    createMessageTool({
+      send: (message) => bus.publishOutbound(message),
+      policy: createPathPolicy({ workspace, restrictToWorkspace: config.tools.restrictToWorkspace }),
+      maxPerMinute: config.tools.maxSessionMessagesPerMinute,
+    }),
+  );
 
   const sessions = new JsonlSessionStore(join(loaded.dataDir, 'sessions', await workspaceId(workspace)), log);
   const context = new ContextBuilder({
@@ -98,5 +116,5 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
     maxIterations: config.agents.defaults.maxToolIterations,
   });
   const loop = new AgentLoop({ sessions, context, runner, log });
-  return { loop, model, provider, tools, sessions };
+  return { loop, model, provider, tools, sessions, bus };
 }

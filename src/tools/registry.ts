@@ -4,6 +4,7 @@
  * exceptions all come back as error results the model can read and recover from.
  */
 import type { ContentPart, ToolCall, ToolDefinition } from '../providers/types.js';
+import type { ResultSpill } from './result-spill.js';
 import {
   applyAliases,
   argumentAliases,
@@ -22,6 +23,8 @@ export const DEFAULT_MAX_RESULT_CHARS = 16_000;
 export interface ToolRegistryOptions {
   /** Text longer than this is cut, with a note on how to read the rest. Default 16000. */
   maxResultChars?: number;
+  /** Where over-long successful text results are saved in full (the model gets a preview and the path). */
+  spill?: ResultSpill;
 }
 
 interface RegisteredTool {
@@ -35,10 +38,12 @@ interface RegisteredTool {
 export class ToolRegistry {
   private readonly tools = new Map<string, RegisteredTool>();
   private readonly maxResultChars: number;
+  private readonly spill: ResultSpill | undefined;
   private cachedDefinitions: ToolDefinition[] | undefined;
 
   constructor(options: ToolRegistryOptions = {}) {
     this.maxResultChars = options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS;
+    this.spill = options.spill;
   }
 
   /** Adds a tool; a second tool with the same name is a programmer error. */
@@ -115,6 +120,12 @@ export class ToolRegistry {
       return this.errorResult(`Error executing ${name}: ${message}`);
     }
     if (result.isError) return this.errorResult(result.content);
+    // read_file pages by itself (offset/limit); saving its output would only produce another file to page through.
+    const text = typeof result.content === 'string' && name !== 'read_file' ? result.content : undefined;
+    if (this.spill && text !== undefined && text.length > this.maxResultChars) {
+      const preview = await this.spill.spill(text, name);
+      if (preview) return { ...result, content: preview };
+    }
     return { ...result, content: this.truncate(result.content) };
   }
 

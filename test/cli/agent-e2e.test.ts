@@ -131,6 +131,22 @@ describe('nanobot agent when it cannot get an answer', () => {
   });
 });
 
+describe('nanobot agent proactive messages', () => {
+  it('prints what the agent sends with the message tool before the answer', async () => {
+    const home = tempHome();
+    fake = await startFakeLLM([
+      { toolCalls: [{ name: 'message', arguments: { content: 'Working on it…' } }] },
+      { text: 'Finished.' },
+    ]);
+    const result = await runCli(['agent', '-m', 'do a long thing'], home, {
+      ANTHROPIC_API_KEY: 'k',
+      NANOBOT_PROVIDERS__ANTHROPIC__API_BASE: fake.url,
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('Working on it…\nFinished.\n');
+  });
+});
+
 describe('nanobot CLI basics', () => {
   it('prints the version', async () => {
     const result = await runCli(['--version'], tempHome());

@@ -20,8 +20,30 @@ export async function runAgent(opts: GlobalOptions & AgentFlags): Promise<void> 
   const log = createLogger(opts.verbose ? 'debug' : opts.logs ? 'info' : 'warn');
   const agent = await createAgent(loaded, { log });
   const hintMax = loaded.config.agents.defaults.toolHintMaxLength;
-  if (opts.message !== undefined) return oneShot(agent, opts, hintMax);
-  return chat(agent, opts, hintMax);
+  const delivery = new AbortController();
+  void printOutbound(agent, delivery.signal);
+  try {
+    if (opts.message !== undefined) return await oneShot(agent, opts, hintMax);
+    return await chat(agent, opts, hintMax);
+  } finally {
+    delivery.abort();
+  }
+}
+
+/** Shows what the agent sends on its own (the `message` tool). Other channels are served by `nanobot gateway`. */
+async function printOutbound(agent: Agent, signal: AbortSignal): Promise<void> {
+  while (!signal.aborted) {
+    const message = await agent.bus.consumeOutbound(signal).catch(() => undefined);
+    if (!message) return;
+    if (message.channel !== 'cli') {
+      process.stderr.write(
+        `  ✉ not delivered to ${message.channel}:${message.chatId} (channels run in \`nanobot gateway\`)\n`,
+      );
+      continue;
+    }
+    const files = message.media?.length ? `\n  [attached: ${message.media.join(', ')}]` : '';
+    process.stdout.write(`${message.content}${files}\n`);
+  }
 }
 
 function turnInput(session: string, content: string) {

@@ -1,0 +1,69 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { MessageBus } from '../../src/bus/message-bus.js';
+import { createPathPolicy } from '../../src/security/workspace.js';
+import { createMessageTool } from '../../src/tools/message.js';
+import { makeContext, makeTempDir, textOf } from './helpers.js';
+
+function setup(maxPerMinute = 6) {
+  const workspace = makeTempDir();
+  const bus = new MessageBus();
+  let clock = 0;
+  const tool = createMessageTool({
+    send: (m) => bus.publishOutbound(m),
+    policy: createPathPolicy({ workspace, restrictToWorkspace: true }),
+    maxPerMinute,
+    now: () => clock,
+  });
+  const ctx = makeContext({ channel: 'telegram', chatId: '42', sessionKey: 'telegram:42' });
+  return { workspace, bus, tool, ctx, advance: (ms: number) => (clock += ms) };
+}
+
+describe('message tool', () => {
+  it('sends to the current chat by default', async () => {
+    const { bus, tool, ctx } = setup();
+    const result = await tool.execute({ content: 'Halfway done' }, ctx);
+    expect(textOf(result)).toBe('Message sent to telegram:42.');
+    expect(await bus.consumeOutbound()).toEqual({ channel: 'telegram', chatId: '42', content: 'Halfway done' });
+  });
+
+  it('sends to another channel with attachments and buttons', async () => {
+    const { bus, tool, ctx, workspace } = setup();
+    fs.writeFileSync(path.join(workspace, 'report.pdf'), 'pdf');
+    await tool.execute(
+      { content: 'Report', channel: 'email', chat_id: 'me@x.org', media: ['report.pdf'], buttons: [['OK']] },
+      ctx,
+    );
+    expect(await bus.consumeOutbound()).toEqual({
+      channel: 'email',
+      chatId: 'me@x.org',
+      content: 'Report',
+      media: [path.join(workspace, 'report.pdf')],
+      buttons: [['OK']],
+    });
+  });
+
+  it('refuses attachments outside the workspace or missing', async () => {
+    const { tool, ctx } = setup();
+    expect((await tool.execute({ content: 'x', media: ['/etc/passwd'] }, ctx)).isError).toBe(true);
+    expect(textOf(await tool.execute({ content: 'x', media: ['nope.txt'] }, ctx))).toMatch(/not found/);
+  });
+
+  it('limits messages per session per minute', async () => {
+    const { tool, ctx, advance } = setup(2);
+    await tool.execute({ content: '1' }, ctx);
+    await tool.execute({ content: '2' }, ctx);
+    const third = await tool.execute({ content: '3' }, ctx);
+    expect(third.isError).toBe(true);
+    expect(textOf(third)).toMatch(/at most 2 messages per minute/);
+    advance(61_000);
+    expect((await tool.execute({ content: '4' }, ctx)).isError).toBeFalsy();
+  });
+
+  it('needs a target when there is no current chat', async () => {
+    const { tool } = setup();
+    const result = await tool.execute({ content: 'x' }, makeContext());
+    expect(textOf(result)).toMatch(/No target/);
+  });
+});
