@@ -1,6 +1,6 @@
 // Bundles the CLI into dist/ with esbuild. One bundle (split at the lazy `import()`s) starts several times faster
 // than thousands of small modules: the Anthropic SDK alone takes ~400 ms to load file by file on Node 20.
-import { rmSync } from 'node:fs';
+import { renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -22,11 +22,13 @@ const zodEnglishOnly = {
     }));
   },
 };
-rmSync(join(root, 'dist'), { recursive: true, force: true });
+// Build beside dist/ and swap it in, so a concurrent test run never sees a half-written bundle.
+const staging = join(root, `dist.tmp-${process.pid}`);
+const retired = join(root, `dist.old-${process.pid}`);
 await build({
   absWorkingDir: root,
   entryPoints: ['src/cli/main.ts'],
-  outdir: 'dist',
+  outdir: staging,
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -45,3 +47,10 @@ await build({
   keepNames: true,
   logLevel: 'warning',
 });
+try {
+  renameSync(join(root, 'dist'), retired);
+} catch {
+  // First build: there is no dist/ yet.
+}
+renameSync(staging, join(root, 'dist'));
+rmSync(retired, { recursive: true, force: true });

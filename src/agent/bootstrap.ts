@@ -7,12 +7,15 @@ import type { LoadedConfig } from '../config/load.js';
 import { effectiveModel, type ModelSettings } from '../config/model.js';
 import { createProvider, resolveProvider } from '../providers/index.js';
 import type { LLMProvider } from '../providers/types.js';
+import { createNetworkPolicy } from '../security/network.js';
 import { createPathPolicy } from '../security/workspace.js';
-import { JsonlSessionStore, workspaceId } from '../session/jsonl-store.js';
+import { JsonlSessionStore } from '../session/jsonl-store.js';
+import { sessionsDirFor } from '../session/location.js';
 import { createDefaultTools } from '../tools/index.js';
 import { createMessageTool } from '../tools/message.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { ResultSpill } from '../tools/result-spill.js';
+import { createWebFetchTool, createWebSearchTool } from '../tools/web/index.js';
 import { UserError } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import { WORKSPACE_TEMPLATES } from '../util/paths.js';
@@ -43,9 +46,10 @@ export function providerFor(loaded: LoadedConfig, model: ModelSettings, env: Nod
     provider: model.provider,
     providers: providerSettings(loaded),
     env,
+    configPath: loaded.configPath,
   });
   if ('error' in resolved) throw new UserError(resolved.error, resolved.hint);
-  return createProvider(resolved);
+  return createProvider(resolved, { timeoutMs: loaded.runtime.llmTimeoutMs });
 }
 
 export function providerSettings(loaded: LoadedConfig) {
@@ -61,6 +65,14 @@ export function providerSettings(loaded: LoadedConfig) {
       },
     ]),
   );
+}
+
+function networkPolicy(whitelist: string[]) {
+  try {
+    return createNetworkPolicy({ whitelist });
+  } catch (err) {
+    throw new UserError((err as Error).message, 'Write each entry as an address or CIDR, e.g. "100.64.0.0/10".');
+  }
 }
 
 export async function createAgent(loaded: LoadedConfig, options: CreateAgentOptions = {}): Promise<Agent> {
@@ -92,6 +104,21 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
   })) {
     tools.register(tool);
   }
+  const web = config.tools.web;
+  if (web.enable) {
+    const network = networkPolicy(config.tools.ssrfWhitelist);
+    const userAgent = web.userAgent ?? undefined;
+    const search = { ...web.search, apiKey: web.search.apiKey ?? undefined, baseUrl: web.search.baseUrl ?? undefined };
+    tools.register(createWebSearchTool({ network, search, env, ...(userAgent ? { userAgent } : {}) }));
+    const jinaKey = env.JINA_API_KEY;
+    tools.register(
+      createWebFetchTool({
+        network,
+        ...(userAgent ? { userAgent } : {}),
+        jinaReader: web.fetch.useJinaReader && jinaKey ? { apiKey: jinaKey } : null,
+      }),
+    );
+  }
   tools.register(
     createMessageTool({
       send: (message) => bus.publishOutbound(message),
@@ -100,7 +127,7 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
     }),
   );
 
-  const sessions = new JsonlSessionStore(join(loaded.dataDir, 'sessions', await workspaceId(workspace)), log);
+  const sessions = new JsonlSessionStore(await sessionsDirFor(loaded.dataDir, workspace), log);
   const context = new ContextBuilder({
     workspace,
     templatesDir: WORKSPACE_TEMPLATES,

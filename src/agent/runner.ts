@@ -73,7 +73,7 @@ export class AgentRunner {
     const conversation = () => [...input, ...added];
     let emptyRetries = 0;
     let lengthRecoveries = 0;
-    let lastCallKey = '';
+    let lastSignature = '';
     let identicalCalls = 0;
 
     for (let iteration = 1; iteration <= spec.maxIterations; iteration++) {
@@ -86,14 +86,12 @@ export class AgentRunner {
 
       if (calls.length > 0) {
         added.push(assistantWithCalls(response, calls));
-        for (const call of calls) {
-          const key = `${call.function.name}\u0000${canonicalArgs(call.function.arguments)}`;
-          identicalCalls = key === lastCallKey ? identicalCalls + 1 : 1;
-          lastCallKey = key;
-        }
-        const refuse = identicalCalls >= MAX_IDENTICAL_CALLS ? lastCallKey : undefined;
-        const results = await this.executeTools(calls, options, refuse);
-        added.push(...results);
+        // The same calls with the same arguments, response after response, are refused from the third time on.
+        const signature = calls.map(callKey).join('\n');
+        identicalCalls = signature === lastSignature ? identicalCalls + 1 : 1;
+        lastSignature = signature;
+        const refuse = identicalCalls >= MAX_IDENTICAL_CALLS;
+        added.push(...(await this.executeTools(calls, options, refuse)));
         await options.onProgress?.(added);
         continue;
       }
@@ -148,13 +146,12 @@ export class AgentRunner {
   }
 
   /** Concurrency-safe calls run together; any other call runs alone, in order. Results keep call order. */
-  private async executeTools(calls: ToolCall[], options: RunOptions, refuseKey?: string): Promise<ChatMessage[]> {
+  private async executeTools(calls: ToolCall[], options: RunOptions, refuse: boolean): Promise<ChatMessage[]> {
     const { tools } = this.spec;
     const ctx: ToolContext = { ...options.toolContext, signal: options.signal ?? new AbortController().signal };
     const runOne = async (call: ToolCall): Promise<ChatMessage> => {
       options.onEvent?.({ type: 'tool-start', call });
-      const refused = refuseKey === `${call.function.name}\u0000${canonicalArgs(call.function.arguments)}`;
-      const result: ToolResult = refused
+      const result: ToolResult = refuse
         ? { content: repeatedCallNote(call.function.name, MAX_IDENTICAL_CALLS), isError: true }
         : await tools.execute(call, ctx);
       options.onEvent?.({ type: 'tool-end', call, result });
@@ -187,9 +184,11 @@ export class AgentRunner {
     instruction: string,
     budgetExhausted = false,
   ): Promise<RunResult> {
+    if (options.signal?.aborted) return { content: '', messages: added, stopReason: 'aborted', usage };
     const prompt: ChatMessage = { role: 'user', content: instruction };
     const response = await this.request([...messages, prompt], 'none', options, usage);
-    const text = response.finishReason === 'error' ? '' : (response.content?.trim() ?? '');
+    if (response.finishReason === 'error') return this.failed(response, added, usage);
+    const text = response.content?.trim() ?? '';
     const content =
       text ||
       (budgetExhausted
@@ -223,7 +222,8 @@ function assistantText(response: LLMResponse): ChatMessage {
 }
 
 function assistantWithCalls(response: LLMResponse, calls: ToolCall[]): ChatMessage {
-  return withReasoning({ role: 'assistant', content: response.content || null, tool_calls: calls }, response);
+  const content = response.content?.trim() ? response.content : null;
+  return withReasoning({ role: 'assistant', content, tool_calls: calls }, response);
 }
 
 /** Keeps what providers need replayed: `reasoning_content` (DeepSeek, Kimi) and signed thinking blocks (Anthropic). */
@@ -243,6 +243,10 @@ function isWellFormed(call: ToolCall): boolean {
   } catch {
     return false;
   }
+}
+
+function callKey(call: ToolCall): string {
+  return `${call.function.name}\u0000${canonicalArgs(call.function.arguments)}`;
 }
 
 function canonicalArgs(args: string): string {

@@ -79,6 +79,11 @@ export interface AgentFlags {
 /** Runs the CLI; resolves to the process exit code. */
 export async function main(argv: string[]): Promise<number> {
   const verbose = argv.includes('--verbose');
+  // `nanobot agent -m … | head -1`: the reader left; that is not an error worth a stack trace.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
   try {
     const program = buildProgram();
     await program.parseAsync(argv);

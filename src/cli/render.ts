@@ -19,7 +19,7 @@ export function toolHint(event: Extract<RunnerEvent, { type: 'tool-start' }>, ma
 
 /** One line saying what went wrong upstream and what to do about it. */
 export function describeProviderError(error: ProviderError, provider: string): { message: string; hint: string } {
-  const message = `${provider}: ${error.message}${error.status ? ` (HTTP ${error.status})` : ''}`;
+  const message = `${provider}: ${error.message}`;
   const hints: Record<ProviderError['kind'], string> = {
     auth: `Check providers.${provider}.apiKey in the config (or the provider's API key variable).`,
     quota: 'The account is out of credit or quota; top it up or switch provider/model.',
@@ -46,4 +46,15 @@ export async function renderMarkdown(text: string, width: number): Promise<strin
 export function rowsOf(text: string, columns: number): number {
   const plain = text.replace(/\x1b\[[0-9;]*m/g, '');
   return plain.split('\n').reduce((rows, line) => rows + Math.max(1, Math.ceil(line.length / columns)), 0);
+}
+
+/**
+ * Removes terminal control sequences from model text before it reaches the terminal: a file or web page the model
+ * echoes could otherwise move the cursor, retitle the window or write the clipboard (OSC 52). Keeps \n and \t.
+ */
+export function sanitizeForTerminal(text: string): string {
+  return text
+    .replace(/\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?/g, '') // OSC … BEL/ST
+    .replace(/\x1b\[[0-?]*[ -/]*[@-~]/g, '') // CSI
+    .replace(/[\x00-\x08\x0b-\x1f\x7f\x9b]/g, '');
 }

@@ -21,6 +21,8 @@ export interface LoadedConfig {
   dataDir: string;
   workspace: string;
   home: string;
+  /** Runtime settings that nanobot reads from plain environment variables. */
+  runtime: { llmTimeoutMs: number; maxConcurrentRequests: number };
 }
 
 export interface LoadOptions {
@@ -51,9 +53,16 @@ export async function readRawConfig(path: string): Promise<Record<string, unknow
   return normalizeKeys(parsed) as Record<string, unknown>;
 }
 
+export interface EnvOverrides {
+  tree: Record<string, unknown>;
+  /** The variables' original strings by config path, for keys whose schema wants a string (`"0123"` stays text). */
+  strings: Map<string, string>;
+}
+
 /** Applies `NANOBOT_GATEWAY__PORT=…`-style variables onto a copy of `raw`. Values are JSON when they parse. */
-export function applyEnvOverrides(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Record<string, unknown> {
+export function applyEnvOverrides(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): EnvOverrides {
   const out = structuredClone(raw);
+  const strings = new Map<string, string>();
   for (const [name, value] of Object.entries(env)) {
     if (!name.startsWith('NANOBOT_') || !name.includes('__') || value === undefined) continue;
     const segments = name.slice('NANOBOT_'.length).split('__');
@@ -61,9 +70,11 @@ export function applyEnvOverrides(raw: Record<string, unknown>, env: NodeJS.Proc
     const path: string[] = [];
     segments.forEach((segment, i) => {
       const lower = segment.toLowerCase();
-      const key = isNamedEntry(path) ? lower : snakeToCamel(lower);
+      // A named entry (`providers.lm_studio`) merges into the file's block however that block spells the name.
+      const key = isNamedEntry(path) ? (existingEntry(node, lower) ?? lower) : snakeToCamel(lower);
       if (i === segments.length - 1) {
         node[key] = parseEnvValue(value);
+        strings.set([...path, key].join('.'), value);
         return;
       }
       const next = node[key];
@@ -72,7 +83,13 @@ export function applyEnvOverrides(raw: Record<string, unknown>, env: NodeJS.Proc
       path.push(key);
     });
   }
-  return out;
+  return { tree: out, strings };
+}
+
+const looseName = (name: string) => name.toLowerCase().replace(/[_-]/g, '');
+
+function existingEntry(node: Record<string, unknown>, name: string): string | undefined {
+  return Object.keys(node).find((key) => looseName(key) === looseName(name));
 }
 
 function parseEnvValue(value: string): unknown {
@@ -104,9 +121,23 @@ export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, path: str
   return value;
 }
 
-/** Validates a normalised tree; errors name each path (`agents.defaults.maxTokens: expected a number`). */
-export function parseConfig(tree: unknown, source = 'config'): Config {
-  const result = ConfigSchema.safeParse(tree);
+/**
+ * Validates a normalised tree; errors name each path (`agents.defaults.maxTokens: expected a number`).
+ * An env override parsed as JSON (a number, say) where the schema wants a string is put back as the string.
+ */
+export function parseConfig(tree: unknown, source = 'config', envStrings = new Map<string, string>()): Config {
+  let result = ConfigSchema.safeParse(tree);
+  if (!result.success && envStrings.size > 0 && isPlainObject(tree)) {
+    let changed = false;
+    for (const issue of result.error.issues) {
+      const original = envStrings.get(issue.path.map(String).join('.'));
+      if (issue.code === 'invalid_type' && issue.expected === 'string' && original !== undefined) {
+        setAt(tree, issue.path.map(String), original);
+        changed = true;
+      }
+    }
+    if (changed) result = ConfigSchema.safeParse(tree);
+  }
   if (result.success) return result.data;
   const problems = result.error.issues.slice(0, 8).map((issue) => describeIssue(issue, tree));
   throw new UserError(
@@ -132,6 +163,13 @@ function article(expected: string): string {
   return named[expected] ?? `a ${expected}`;
 }
 
+function setAt(tree: Record<string, unknown>, path: string[], value: unknown): void {
+  let node: unknown = tree;
+  for (const key of path.slice(0, -1)) node = (node as Record<string, unknown>)[key];
+  const last = path.at(-1);
+  if (isPlainObject(node) && last !== undefined) node[last] = value;
+}
+
 function valueAt(tree: unknown, path: PropertyKey[]): unknown {
   let node = tree;
   for (const key of path) {
@@ -147,8 +185,18 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
   const home = options.home ?? env.HOME ?? homedir();
   const configPath = resolve(expandHome(options.configPath ?? defaultConfigPath(home), home));
   const raw = await readRawConfig(configPath);
-  const effective = interpolateEnv(applyEnvOverrides(raw, env), env);
-  const config = parseConfig(effective, configPath);
+  const overrides = applyEnvOverrides(raw, env);
+  const effective = interpolateEnv(overrides.tree, env);
+  const config = parseConfig(effective, configPath, overrides.strings);
   const workspace = resolve(expandHome(options.workspace ?? config.agents.defaults.workspace, home));
-  return { config, raw, configPath, dataDir: dirname(configPath), workspace, home };
+  const runtime = {
+    llmTimeoutMs: positiveNumber(env.NANOBOT_LLM_TIMEOUT_S, 300) * 1000,
+    maxConcurrentRequests: positiveNumber(env.NANOBOT_MAX_CONCURRENT_REQUESTS, 3),
+  };
+  return { config, raw, configPath, dataDir: dirname(configPath), workspace, home, runtime };
+}
+
+function positiveNumber(value: string | undefined, fallback: number): number {
+  const parsed = Number(value);
+  return value !== undefined && Number.isFinite(parsed) && parsed > 0 ? parsed : fallback;
 }

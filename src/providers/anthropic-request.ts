@@ -139,9 +139,10 @@ function assistantBlocks(message: ChatMessage): Block[] {
 
 function contentBlocks(content: MessageContent): (TextBlock | ImageBlock)[] {
   if (content === null) return [];
-  if (typeof content === 'string') return content ? [{ type: 'text', text: content }] : [];
+  // Anthropic rejects whitespace-only text blocks (400), and a stored one would break every later turn.
+  if (typeof content === 'string') return content.trim() ? [{ type: 'text', text: content }] : [];
   return content.flatMap((part: ContentPart): (TextBlock | ImageBlock)[] => {
-    if (part.type === 'text') return part.text ? [{ type: 'text', text: part.text }] : [];
+    if (part.type === 'text') return part.text.trim() ? [{ type: 'text', text: part.text }] : [];
     return [imageBlock(part.image_url.url)];
   });
 }

@@ -136,6 +136,14 @@ class EventAccumulator {
         : { kind: 'server', message: 'The provider returned an empty response.', retryable: true };
       return this.fail(error);
     }
+    if (this.stopReason === 'model_context_window_exceeded') {
+      // Asking the model to "continue" cannot help: the context itself is full.
+      return this.fail({
+        kind: 'context_overflow',
+        message: 'The conversation no longer fits the model’s context window.',
+        retryable: false,
+      });
+    }
     const { content, toolCalls, thinkingBlocks, reasoning } = this.collect();
     return {
       content,
@@ -260,7 +268,6 @@ function mapStopReason(reason: string | null, hasToolCalls: boolean): FinishReas
     case 'tool_use':
       return 'tool_calls';
     case 'max_tokens':
-    case 'model_context_window_exceeded':
       return 'length';
     case 'refusal':
       return 'content_filter';

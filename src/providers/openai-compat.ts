@@ -114,6 +114,14 @@ class ChunkAccumulator {
     if (!this.sawChoice) {
       return errorResponse({ kind: 'server', message: 'The provider returned an empty response.', retryable: true });
     }
+    // The SDK ends an aborted or dropped stream quietly: without a finish reason the answer may be cut off.
+    if (this.finishReason === null) {
+      return this.fail({
+        kind: 'network',
+        message: 'The response stream ended before the provider finished it.',
+        retryable: true,
+      });
+    }
     const toolCalls = this.completedToolCalls();
     const content = this.text || (this.reasoningAsContent ? this.reasoning : '');
     return {

@@ -4,6 +4,7 @@
  * so `/ws-evil` is not inside `/ws` and a symlink in the workspace cannot point the agent outside it.
  */
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -122,4 +123,137 @@ export function createPathPolicy(options: PathPolicyOptions): PathPolicy {
   };
 
   return { workspace, restrictToWorkspace: options.restrictToWorkspace, resolve };
+}
+
+/**
+ * A directory that was checked against the policy *after* it was opened, so swapping one of its
+ * ancestors for a symlink between the policy check and the write cannot redirect the write.
+ */
+export interface ContainedDirectory {
+  /**
+   * Path to use for every operation inside the directory. On Linux it is `/proc/self/fd/N`, which names
+   * the opened directory itself rather than re-walking its path; elsewhere it is the verified real path.
+   */
+  anchor: string;
+  /** Real path of the directory as verified. */
+  realPath: string;
+  /** Real paths of the directories created to reach it, outermost first (for rollback). */
+  created: string[];
+}
+
+const FD_DIR = '/proc/self/fd';
+let fdAnchorsSupported: boolean | undefined;
+
+function canAnchorByFd(): boolean {
+  fdAnchorsSupported ??= process.platform === 'linux' && fs.existsSync(FD_DIR);
+  return fdAnchorsSupported;
+}
+
+function errorCode(error: unknown): string | undefined {
+  return error instanceof Error && 'code' in error ? String(error.code) : undefined;
+}
+
+/** Refuses unless the policy grants write access to exactly `real` (no symlink in it, nothing swapped). */
+function assertWritableRealDir(policy: PathPolicy, real: string, requested: string): void {
+  const check = policy.resolve(real, 'write');
+  if (!check.ok || check.path !== real) {
+    throw new Error(
+      `refusing to write into ${requested}: it resolved to ${real} at write time, which is not allowed ` +
+        `(the directory changed after it was checked). ${WORKSPACE_BOUNDARY_NOTE}`,
+    );
+  }
+}
+
+/**
+ * Opens `dir` (creating missing components one at a time, never following a symlink in a created
+ * component), verifies the directory actually opened against the policy for writing, then runs `use`
+ * with an anchor path bound to that directory. Closes the TOCTOU gap between `policy.resolve` and a write.
+ */
+export async function withContainedDirectory<T>(
+  policy: PathPolicy,
+  dir: string,
+  use: (contained: ContainedDirectory) => Promise<T>,
+): Promise<T> {
+  const absolute = path.resolve(dir);
+  const missing: string[] = [];
+  let existing = absolute;
+  for (;;) {
+    try {
+      await fsp.stat(existing);
+      break;
+    } catch (error) {
+      const parent = path.dirname(existing);
+      if (errorCode(error) !== 'ENOENT' || parent === existing) throw error;
+      missing.unshift(path.basename(existing));
+      existing = parent;
+    }
+  }
+  return canAnchorByFd()
+    ? withFdAnchor(policy, absolute, existing, missing, use)
+    : withRealPathAnchor(policy, absolute, existing, missing, use);
+}
+
+async function withFdAnchor<T>(
+  policy: PathPolicy,
+  requested: string,
+  existing: string,
+  missing: string[],
+  use: (contained: ContainedDirectory) => Promise<T>,
+): Promise<T> {
+  const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = fs.constants;
+  let handle = await fsp.open(existing, O_RDONLY | O_DIRECTORY);
+  try {
+    let anchor = `${FD_DIR}/${handle.fd}`;
+    // readlink on the fd names where the opened directory really is, whatever happened to the path since.
+    let real = await fsp.readlink(anchor);
+    assertWritableRealDir(policy, real, requested);
+    const created: string[] = [];
+    for (const name of missing) {
+      const made = await fsp.mkdir(`${anchor}/${name}`).then(
+        () => true,
+        (error: unknown) => {
+          if (errorCode(error) === 'EEXIST') return false;
+          throw error;
+        },
+      );
+      const next = await fsp.open(`${anchor}/${name}`, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+      await handle.close();
+      handle = next;
+      anchor = `${FD_DIR}/${handle.fd}`;
+      real = await fsp.readlink(anchor);
+      assertWritableRealDir(policy, real, requested);
+      if (made) created.push(real);
+    }
+    return await use({ anchor, realPath: real, created });
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+// Without fd paths the check-to-use window cannot be closed, only narrowed to the time between this
+// re-check and the caller's rename.
+async function withRealPathAnchor<T>(
+  policy: PathPolicy,
+  requested: string,
+  existing: string,
+  missing: string[],
+  use: (contained: ContainedDirectory) => Promise<T>,
+): Promise<T> {
+  let real = await fsp.realpath(existing);
+  assertWritableRealDir(policy, real, requested);
+  const created: string[] = [];
+  for (const name of missing) {
+    const next = path.join(real, name);
+    const made = await fsp.mkdir(next).then(
+      () => true,
+      (error: unknown) => {
+        if (errorCode(error) === 'EEXIST') return false;
+        throw error;
+      },
+    );
+    real = await fsp.realpath(next);
+    assertWritableRealDir(policy, real, requested);
+    if (made) created.push(real);
+  }
+  return use({ anchor: real, realPath: real, created });
 }

@@ -3,9 +3,8 @@
  * Files live outside the workspace (`<data>/sessions/<workspace-id>/<base64url(key)>.jsonl`) so the agent's
  * file tools cannot rewrite its own transcript. Writes are atomic; damaged lines are skipped with a warning.
  */
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChatMessage } from '../providers/types.js';
 import { writeFileAtomic } from '../util/fs.js';
@@ -42,7 +41,7 @@ export class JsonlSessionStore implements SessionStore {
 
   async save(session: Session): Promise<void> {
     session.updatedAt = new Date().toISOString();
-    await writeFileAtomic(this.pathFor(session.key), serializeSession(session));
+    await writeFileAtomic(this.pathFor(session.key), serializeSession(session), 0o600);
   }
 
   async list(): Promise<SessionSummary[]> {
@@ -71,7 +70,11 @@ export function serializeSession(session: Session): string {
     metadata: session.metadata,
     last_consolidated: session.lastConsolidated,
   };
-  const lines = [JSON.stringify(meta), ...session.messages.map((m) => JSON.stringify(m))];
+  const lines = [
+    JSON.stringify(meta),
+    ...(session.preserved ?? []).map((line) => JSON.stringify(line)),
+    ...session.messages.map((m) => JSON.stringify(m)),
+  ];
   return `${lines.join('\n')}\n`;
 }
 
@@ -99,22 +102,10 @@ export function parseSessionFile(text: string, key: string, path: string, log: L
       session.lastConsolidated = meta.last_consolidated ?? 0;
     } else if (record._type === undefined && typeof record.role === 'string') {
       session.messages.push(record as unknown as ChatMessage);
+    } else if (typeof record._type === 'string') {
+      (session.preserved ??= []).push(record);
     }
-    // Other typed lines (e.g. `provider_state`) belong to features not present here; they are not replayed.
   });
   session.lastConsolidated = Math.min(session.lastConsolidated, session.messages.length);
   return session;
-}
-
-/** The stable id that keeps each workspace's sessions apart (`<workspace>/.nanobot/workspace-id`). */
-export async function workspaceId(workspace: string): Promise<string> {
-  const file = join(workspace, '.nanobot', 'workspace-id');
-  if (existsSync(file)) {
-    const id = (await readFile(file, 'utf8')).trim();
-    if (/^[A-Za-z0-9_-]{4,64}$/.test(id)) return id;
-  }
-  const id = randomBytes(8).toString('hex');
-  await mkdir(join(workspace, '.nanobot'), { recursive: true });
-  await writeFileAtomic(file, `${id}\n`);
-  return id;
 }

@@ -10,6 +10,8 @@ export interface Session {
   /** Index of the first message not yet consolidated into history.jsonl. */
   lastConsolidated: number;
   messages: ChatMessage[];
+  /** Typed lines this version does not use (e.g. nanobot's `provider_state`), written back unchanged. */
+  preserved?: Record<string, unknown>[];
 }
 
 export interface SessionSummary {

@@ -1,10 +1,12 @@
 /** The built-in tool set and the tools layer's public API. */
 import { createPathPolicy } from '../security/workspace.js';
 import { createExecTool } from './exec.js';
+import { createApplyPatchTool } from './filesystem/apply-patch.js';
 import { createEditFileTool } from './filesystem/edit-file.js';
 import { createListDirTool } from './filesystem/list-dir.js';
 import { createReadFileTool } from './filesystem/read-file.js';
 import { createWriteFileTool } from './filesystem/write-file.js';
+import { createFindFilesTool, createGrepTool } from './search/index.js';
 import type { Tool } from './types.js';
 
 export interface DefaultToolsOptions {
@@ -44,7 +46,10 @@ export function createDefaultTools(opts: DefaultToolsOptions): Tool[] {
           createReadFileTool({ policy }),
           createWriteFileTool({ policy }),
           createEditFileTool({ policy }),
+          createApplyPatchTool({ policy }),
           createListDirTool({ policy }),
+          createGrepTool({ policy }),
+          createFindFilesTool({ policy }),
         ];
   if (opts.exec.enable !== false) {
     const { enable: _enable, ...execOptions } = opts.exec;
@@ -54,9 +59,11 @@ export function createDefaultTools(opts: DefaultToolsOptions): Tool[] {
 }
 
 export { createExecTool, type ExecToolOptions } from './exec.js';
+export { createApplyPatchTool } from './filesystem/apply-patch.js';
 export { createEditFileTool, type EditFileToolOptions } from './filesystem/edit-file.js';
 export { createListDirTool, type ListDirToolOptions } from './filesystem/list-dir.js';
 export { createReadFileTool, type ReadFileToolOptions } from './filesystem/read-file.js';
 export { createWriteFileTool, type WriteFileToolOptions } from './filesystem/write-file.js';
+export { createFindFilesTool, createGrepTool } from './search/index.js';
 export { DEFAULT_MAX_RESULT_CHARS, ERROR_RECOVERY_HINT, ToolRegistry, type ToolRegistryOptions } from './registry.js';
 export * from './types.js';

@@ -1,15 +1,21 @@
 /** Crash-safe file writes: temp file + fsync + rename, then fsync the directory. */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
+/**
+ * Replaces `path` atomically: a crash leaves the old file or the new one, never half of each.
+ * The new file gets `mode`, else the old file's mode (editing a script keeps its execute bit), else 0644.
+ */
 export async function writeFileAtomic(path: string, data: string | Uint8Array, mode?: number): Promise<void> {
   const dir = dirname(path);
   await mkdir(dir, { recursive: true });
   const tmp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(tmp, 'w', mode);
+  const fileMode = mode ?? (await stat(path).then((s) => s.mode & 0o7777, () => 0o644));
+  const handle = await open(tmp, 'wx', fileMode);
   try {
     await handle.writeFile(data);
+    await handle.chmod(fileMode);
     await handle.sync();
   } catch (err) {
     await handle.close();

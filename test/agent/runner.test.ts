@@ -150,6 +150,31 @@ describe('AgentRunner', () => {
     expect(result.content).toBe('stopped');
   });
 
+  it('runs identical calls made in one response (only repeats across responses are refused)', async () => {
+    const same = () => call('echo', { text: 'x' });
+    const { runner, executed } = setup([{ toolCalls: [same(), same(), same()] }, { content: 'done' }]);
+    await runner.run(user);
+    expect(executed).toEqual(['x', 'x', 'x']);
+  });
+
+  it('reports a provider failure during the final tools-disabled request instead of hiding it', async () => {
+    const loop = (i: number) => ({ toolCalls: [call('echo', { text: `step ${i}` })] });
+    const { runner } = setup(
+      [loop(1), { finishReason: 'error', error: { kind: 'quota', message: 'out of credit', retryable: false } }],
+      1,
+    );
+    const result = await runner.run(user);
+    expect(result.stopReason).toBe('error');
+    expect(result.error?.kind).toBe('quota');
+    expect(result.messages.some((m) => m.role === 'assistant' && !m.tool_calls)).toBe(false);
+  });
+
+  it('does not store whitespace-only text next to tool calls', async () => {
+    const { runner } = setup([{ content: '\n\n', toolCalls: [call('echo', { text: 'a' })] }, { content: 'ok' }]);
+    const result = await runner.run(user);
+    expect(result.messages[0]).toMatchObject({ role: 'assistant', content: null });
+  });
+
   it('gives a tools-disabled final answer when the iteration budget runs out', async () => {
     const loop = (i: number) => ({ toolCalls: [call('echo', { text: `step ${i}` })] });
     const { runner, provider } = setup([loop(1), loop(2), loop(3), { content: 'Summary of progress' }], 3);

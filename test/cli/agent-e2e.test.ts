@@ -147,6 +147,20 @@ describe('nanobot agent proactive messages', () => {
   });
 });
 
+describe('nanobot agent interactive', () => {
+  it('answers every line of piped input in order, and /exit ends the chat', async () => {
+    const home = tempHome();
+    fake = await startFakeLLM([{ text: 'first reply' }, { text: 'second reply' }, { text: 'never' }]);
+    const env = { ANTHROPIC_API_KEY: 'k', NANOBOT_PROVIDERS__ANTHROPIC__API_BASE: fake.url };
+    const result = await runCli(['agent'], home, env, 'one\ntwo\n/exit\nthree\n');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('first reply');
+    expect(result.stdout.indexOf('second reply')).toBeGreaterThan(result.stdout.indexOf('first reply'));
+    expect(result.stdout).not.toContain('never');
+    expect(fake.requests).toHaveLength(2);
+  });
+});
+
 describe('nanobot CLI basics', () => {
   it('prints the version', async () => {
     const result = await runCli(['--version'], tempHome());

@@ -16,18 +16,24 @@ export function tempHome(): string {
   return mkdtempSync(join(tmpdir(), 'nb-home-'));
 }
 
-export function runCli(args: string[], home: string, env: Record<string, string> = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  home: string,
+  env: Record<string, string> = {},
+  input?: string,
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    if (input !== undefined) child.stdin?.end(input);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
+    child.stdout?.on('data', (d: Buffer) => {
       stdout += d.toString();
     });
-    child.stderr.on('data', (d: Buffer) => {
+    child.stderr?.on('data', (d: Buffer) => {
       stderr += d.toString();
     });
     child.on('error', reject);

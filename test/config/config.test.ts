@@ -71,6 +71,26 @@ describe('config loading', () => {
     expect(config.providers.lm_studio?.apiBase).toBe('http://127.0.0.1:9/v1');
   });
 
+  it('keeps an all-digit env value as text where the schema wants a string', async () => {
+    const { load } = await withConfig({}, { NANOBOT_PROVIDERS__DEEPSEEK__API_KEY: '12345678901234' });
+    expect((await load()).config.providers.deepseek?.apiKey).toBe('12345678901234');
+  });
+
+  it('merges an env override into the file’s provider block however its name is spelled', async () => {
+    const { load } = await withConfig(
+      { providers: { lmStudio: { apiBase: 'http://127.0.0.1:1234/v1' } } },
+      { NANOBOT_PROVIDERS__LM_STUDIO__API_KEY: 'k' },
+    );
+    const { config } = await load();
+    expect(Object.keys(config.providers)).toEqual(['lmStudio']);
+    expect(config.providers.lmStudio).toMatchObject({ apiBase: 'http://127.0.0.1:1234/v1', apiKey: 'k' });
+  });
+
+  it('reads NANOBOT_LLM_TIMEOUT_S and NANOBOT_MAX_CONCURRENT_REQUESTS', async () => {
+    const { load } = await withConfig({}, { NANOBOT_LLM_TIMEOUT_S: '42', NANOBOT_MAX_CONCURRENT_REQUESTS: 'x' });
+    expect((await load()).runtime).toEqual({ llmTimeoutMs: 42_000, maxConcurrentRequests: 3 });
+  });
+
   it('names the path and the problem for a wrong type', async () => {
     const { load } = await withConfig({ agents: { defaults: { maxTokens: 'lots' } } });
     const err = await load().catch((e: unknown) => e);

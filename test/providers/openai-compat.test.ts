@@ -212,6 +212,39 @@ describe('OpenAI-compatible adapter: failures', () => {
     expect(calls).toBe(1);
   });
 
+  it('treats an abort in the middle of the stream as aborted, not as a finished answer', async () => {
+    const controller = new AbortController();
+    const chunk = { id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm' };
+    const delta = { ...chunk, choices: [{ index: 0, delta: { content: 'line 1\n' }, finish_reason: null }] };
+    // Once the request's signal aborts, the body just ends: the SDK then stops iterating without an error.
+    const slowStream: typeof fetch = async (_url, init) => {
+      let pulls = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(stream) {
+          if (init?.signal?.aborted) return stream.close();
+          if (pulls++ > 0) controller.abort();
+          stream.enqueue(new TextEncoder().encode(`data: ${JSON.stringify(delta)}\n\n`));
+        },
+      });
+      return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+    };
+    const target = resolved('custom', 'm', { apiKey: 'k', apiBase: 'http://127.0.0.1:9/v1' });
+    const provider = createOpenAICompatProvider(target, { fetch: slowStream, sleep: async () => {} });
+    const { response } = await collect(provider, request([user('hi')], { signal: controller.signal }));
+    expect(response).toMatchObject({ finishReason: 'error', error: { kind: 'aborted' } });
+  });
+
+  it('does not pass a stream that ended without a finish reason as complete', async () => {
+    const chunk = { id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm' };
+    const delta = { ...chunk, choices: [{ index: 0, delta: { content: 'The answer is' }, finish_reason: null }] };
+    const cutStream: typeof fetch = async () =>
+      new Response(`data: ${JSON.stringify(delta)}\n\n`, { headers: { 'content-type': 'text/event-stream' } });
+    const target = resolved('custom', 'm', { apiKey: 'k', apiBase: 'http://127.0.0.1:9/v1' });
+    const provider = createOpenAICompatProvider(target, { fetch: cutStream, sleep: async () => {} });
+    const { response } = await collect(provider, request([user('hi')]));
+    expect(response).toMatchObject({ finishReason: 'error', content: 'The answer is', error: { kind: 'network' } });
+  });
+
   it('ends with an aborted error when the caller aborts, without retrying', async () => {
     const { provider, fake } = await setup([{ text: 'too late', delayMs: 2000 }, { text: 'never' }]);
     const controller = new AbortController();

@@ -1,9 +1,10 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { JsonlSessionStore, workspaceId } from '../../src/session/jsonl-store.js';
+import { JsonlSessionStore } from '../../src/session/jsonl-store.js';
+import { sessionsDirFor } from '../../src/session/location.js';
 import { createLogger } from '../../src/util/log.js';
 
 async function store() {
@@ -76,10 +77,70 @@ describe('JsonlSessionStore', () => {
     expect(readdirSync(dir)).toEqual([`${Buffer.from('a').toString('base64url')}.jsonl`]);
   });
 
-  it('gives each workspace a stable id', async () => {
-    const ws = await mkdtemp(join(tmpdir(), 'nb-ws-'));
-    const first = await workspaceId(ws);
-    expect(first).toMatch(/^[0-9a-f]{16}$/);
-    expect(await workspaceId(ws)).toBe(first);
+  it('writes session files readable by the owner only', async () => {
+    const { sessions } = await store();
+    await sessions.save(await sessions.load('a'));
+    expect(statSync(sessions.pathFor('a')).mode & 0o777).toBe(0o600);
+  });
+
+  it('keeps typed lines it does not use (nanobot’s provider_state) when rewriting', async () => {
+    const { sessions } = await store();
+    const path = sessions.pathFor('k');
+    const meta = JSON.stringify({
+      _type: 'metadata',
+      key: 'k',
+      created_at: 'a',
+      updated_at: 'b',
+      metadata: {},
+      last_consolidated: 0,
+    });
+    const state = JSON.stringify({ _type: 'provider_state', state: { response_id: 'r1' } });
+    writeFileSync(path, `${meta}\n${state}\n{"role":"user","content":"a"}\n`);
+    const session = await sessions.load('k');
+    session.messages.push({ role: 'assistant', content: 'b' });
+    await sessions.save(session);
+    const lines = readFileSync(path, 'utf8').trim().split('\n');
+    expect(lines[1]).toBe(state);
+    expect(lines).toHaveLength(4);
+  });
+});
+
+describe('session location', () => {
+  async function dirs() {
+    const base = await mkdtemp(join(tmpdir(), 'nb-loc-'));
+    return { data: join(base, 'data'), ws: join(base, 'ws'), base };
+  }
+
+  it('uses a 32-hex workspace id, a private folder and a .workspace marker, like nanobot', async () => {
+    const { data, ws } = await dirs();
+    const dir = await sessionsDirFor(data, ws);
+    const id = readFileSync(join(ws, '.nanobot', 'workspace-id'), 'utf8').trim();
+    expect(id).toMatch(/^[0-9a-f]{32}$/);
+    expect(dir).toBe(join(data, 'sessions', id));
+    expect(readFileSync(join(dir, '.workspace'), 'utf8').trim()).toBe(ws);
+    expect(statSync(join(data, 'sessions')).mode & 0o777).toBe(0o700);
+    expect(await sessionsDirFor(data, ws)).toBe(dir);
+  });
+
+  it('finds the sessions again when the workspace id file was deleted', async () => {
+    const { data, ws } = await dirs();
+    const dir = await sessionsDirFor(data, ws);
+    rmSync(join(ws, '.nanobot'), { recursive: true });
+    expect(await sessionsDirFor(data, ws)).toBe(dir);
+  });
+
+  it('gives a copied workspace its own sessions', async () => {
+    const { data, ws, base } = await dirs();
+    const original = await sessionsDirFor(data, ws);
+    const copy = join(base, 'ws-copy');
+    cpSync(ws, copy, { recursive: true });
+    const copied = await sessionsDirFor(data, copy);
+    expect(copied).not.toBe(original);
+    expect(await sessionsDirFor(data, ws)).toBe(original);
+  });
+
+  it('refuses to keep sessions inside the workspace', async () => {
+    const { ws } = await dirs();
+    await expect(sessionsDirFor(join(ws, 'inner'), ws)).rejects.toThrow(/inside the workspace/);
   });
 });

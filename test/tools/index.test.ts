@@ -10,7 +10,16 @@ describe('createDefaultTools', () => {
     const tools = createDefaultTools({ workspace, restrictToWorkspace: true, exec: {} });
     const registry = new ToolRegistry();
     for (const tool of tools) registry.register(tool);
-    expect(registry.names()).toEqual(['edit_file', 'exec', 'list_dir', 'read_file', 'write_file']);
+    expect(registry.names()).toEqual([
+      'apply_patch',
+      'edit_file',
+      'exec',
+      'find_files',
+      'grep',
+      'list_dir',
+      'read_file',
+      'write_file',
+    ]);
     expect(registry.isConcurrencySafe('read_file')).toBe(true);
     expect(registry.isConcurrencySafe('list_dir')).toBe(true);
     expect(registry.isConcurrencySafe('exec')).toBe(false);

@@ -9,7 +9,7 @@ import type { RunnerEvent } from '../../agent/runner.js';
 import { UserError } from '../../util/errors.js';
 import { createLogger } from '../../util/log.js';
 import type { AgentFlags, GlobalOptions } from '../main.js';
-import { describeProviderError, renderMarkdown, rowsOf, toolHint } from '../render.js';
+import { describeProviderError, renderMarkdown, rowsOf, sanitizeForTerminal, toolHint } from '../render.js';
 import { setup } from '../setup.js';
 
 const EXIT_WORDS = new Set(['exit', 'quit', '/exit', '/quit', ':q']);
@@ -42,7 +42,7 @@ async function printOutbound(agent: Agent, signal: AbortSignal): Promise<void> {
       continue;
     }
     const files = message.media?.length ? `\n  [attached: ${message.media.join(', ')}]` : '';
-    process.stdout.write(`${message.content}${files}\n`);
+    process.stdout.write(`${sanitizeForTerminal(message.content)}${files}\n`);
   }
 }
 
@@ -86,8 +86,9 @@ class TurnPrinter {
   }
 
   private write(text: string): void {
-    this.segment += text;
-    process.stdout.write(text);
+    const clean = sanitizeForTerminal(text);
+    this.segment += clean;
+    process.stdout.write(clean);
   }
 
   private endLine(): void {
@@ -116,8 +117,8 @@ async function oneShot(agent: Agent, opts: AgentFlags, hintMax: number): Promise
     if (output.stopReason === 'aborted') throw new UserError('Cancelled.');
     failIfError(output, agent);
     const streamed = printer.visibleSegment.trim();
-    if (streamed && output.content.endsWith(streamed)) process.stdout.write('\n');
-    else process.stdout.write(`${output.content}\n`);
+    if (streamed && sanitizeForTerminal(output.content).endsWith(streamed)) process.stdout.write('\n');
+    else process.stdout.write(`${tty ? sanitizeForTerminal(output.content) : output.content}\n`);
   } finally {
     process.off('SIGINT', onSigint);
   }
@@ -127,62 +128,65 @@ async function chat(agent: Agent, opts: AgentFlags, hintMax: number): Promise<vo
   const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true });
   const tty = process.stdout.isTTY === true;
   let running: AbortController | undefined;
-  let closed = false;
   rl.on('SIGINT', () => {
     if (running) running.abort();
     else rl.close();
   });
-  rl.on('close', () => {
-    closed = true;
-  });
+  rl.setPrompt('You: ');
   process.stdout.write(`nanobot · ${agent.model.model} via ${agent.provider.name} · /exit or Ctrl+D to leave\n\n`);
-  while (!closed) {
-    let line: string;
-    try {
-      line = await rl.question('You: ');
-    } catch {
-      break; // Ctrl+D / closed input
-    }
+  rl.prompt();
+  // Lines typed while a turn runs wait in the iterator's buffer and are answered in order.
+  for await (const line of rl) {
     const text = line.trim();
-    if (!text) continue;
     if (EXIT_WORDS.has(text.toLowerCase())) break;
-    running = new AbortController();
-    const printer = new TurnPrinter(hintMax, tty, LABEL);
-    process.stdout.write('\n');
-    try {
-      const output = await agent.loop.processMessage(turnInput(opts.session, text), {
-        signal: running.signal,
-        onEvent: printer.onEvent,
-      });
-      if (output.stopReason === 'aborted') {
-        process.stdout.write('\n(cancelled)\n\n');
-        continue;
+    if (text) {
+      running = new AbortController();
+      try {
+        await chatTurn(agent, opts, hintMax, tty, text, running.signal);
+      } finally {
+        running = undefined;
       }
-      if (output.error) {
-        const { message, hint } = describeProviderError(output.error, agent.provider.name);
-        process.stdout.write(`\nError: ${message}\nHint: ${hint}\n\n`);
-        continue;
-      }
-      await showAnswer(output.content, printer.visibleSegment, tty && opts.markdown);
-    } finally {
-      running = undefined;
     }
+    rl.prompt();
   }
   rl.close();
 }
 
+async function chatTurn(
+  agent: Agent,
+  opts: AgentFlags,
+  hintMax: number,
+  tty: boolean,
+  text: string,
+  signal: AbortSignal,
+): Promise<void> {
+  const printer = new TurnPrinter(hintMax, tty, LABEL);
+  process.stdout.write('\n');
+  const output = await agent.loop.processMessage(turnInput(opts.session, text), { signal, onEvent: printer.onEvent });
+  if (output.stopReason === 'aborted') {
+    process.stdout.write('\n(cancelled)\n\n');
+  } else if (output.error) {
+    const { message, hint } = describeProviderError(output.error, agent.provider.name);
+    process.stdout.write(`\nError: ${message}\nHint: ${hint}\n\n`);
+  } else {
+    await showAnswer(output.content, printer.visibleSegment, tty && opts.markdown);
+  }
+}
+
 /** Replaces the raw streamed text with its rendered Markdown (or prints the answer if nothing streamed). */
 async function showAnswer(answer: string, onScreen: string, markdown: boolean): Promise<void> {
-  if (onScreen && !markdown) {
+  const rows = onScreen ? rowsOf(onScreen, process.stdout.columns || 80) : 0;
+  // Text taller than the screen has scrolled out of reach: leave it as it streamed.
+  if (onScreen && (!markdown || rows >= (process.stdout.rows || 24))) {
     process.stdout.write('\n\n');
     return;
   }
   if (onScreen) {
-    const rows = rowsOf(onScreen, process.stdout.columns || 80);
     process.stdout.moveCursor(0, -(rows - 1));
     process.stdout.cursorTo(0);
     process.stdout.clearScreenDown();
   }
-  const body = markdown ? await renderMarkdown(answer, Math.min(process.stdout.columns || 80, 100)) : answer;
+  const clean = sanitizeForTerminal(answer);
+  const body = markdown ? await renderMarkdown(clean, Math.min(process.stdout.columns || 80, 100)) : clean;
   process.stdout.write(`${LABEL.trim()}\n${body}\n\n`);
 }

@@ -7,8 +7,8 @@ import fs from 'node:fs/promises';
 import { z } from 'zod';
 import type { PathPolicy } from '../../security/workspace.js';
 import { defineTool, fail, ok, type ToolResult } from '../types.js';
-import { writeFileAtomic } from './atomic-write.js';
-import { applyMatches, closestRegion, findMatches, type MatchStrategy, type TextMatch } from './edit-match.js';
+import { writeFileContained } from './atomic-write.js';
+import { applyMatches, findMatches, type MatchStrategy, notFoundMessage, type TextMatch } from './edit-match.js';
 
 export interface EditFileToolOptions {
   policy: PathPolicy;
@@ -71,19 +71,6 @@ function selectMatches(matches: TextMatch[], args: EditArgs): TextMatch[] | stri
   return matches;
 }
 
-function notFoundMessage(displayPath: string, content: string, oldText: string): string {
-  const region = closestRegion(content, oldText);
-  const head = `old_text was not found in ${displayPath} (also tried ignoring whitespace and quote style).`;
-  if (!region || region.similarity < 0.3) return `${head} Read the file again and copy the text exactly.`;
-  const lines = content.split('\n').slice(region.startLine - 1, region.endLine);
-  const shown = lines
-    .slice(0, 30)
-    .map((line, i) => `${region.startLine + i}| ${line}`)
-    .join('\n');
-  const percent = Math.round(region.similarity * 100);
-  return `${head}\nThe most similar text (lines ${region.startLine}–${region.endLine}, ${percent}% similar) is:\n${shown}\nCopy old_text exactly from the file.`;
-}
-
 /** A few lines around the first replacement, so the model can check the result without re-reading. */
 function snippetAround(content: string, firstLine: number, replacement: string): string {
   const all = content.split('\n');
@@ -95,14 +82,14 @@ function snippetAround(content: string, firstLine: number, replacement: string):
     .join('\n');
 }
 
-async function createFile(file: string, args: EditArgs): Promise<ToolResult> {
+async function createFile(policy: PathPolicy, file: string, args: EditArgs): Promise<ToolResult> {
   const existing = await fs.readFile(file, 'utf8').catch(() => undefined);
   if (existing !== undefined && existing.trim() !== '') {
     return fail(
       `${args.path} already exists and is not empty. Give old_text to edit it, or use write_file to replace it.`,
     );
   }
-  await writeFileAtomic(file, args.new_text);
+  await writeFileContained(policy, file, args.new_text);
   return ok(`Created ${args.path} (${Buffer.byteLength(args.new_text, 'utf8')} bytes).`);
 }
 
@@ -122,7 +109,7 @@ export function createEditFileTool(options: EditFileToolOptions) {
         return fail('old_text and new_text are identical, so this edit would change nothing. Do not repeat it.');
       }
       try {
-        if (args.old_text === '') return await createFile(file, args);
+        if (args.old_text === '') return await createFile(options.policy, file, args);
         const raw = await fs.readFile(file, 'utf8').catch(() => undefined);
         if (raw === undefined) {
           return fail(`File not found: ${args.path}. To create it, use write_file or edit_file with old_text "".`);
@@ -140,7 +127,7 @@ export function createEditFileTool(options: EditFileToolOptions) {
         if (updated === content) {
           return fail('The edit would leave the file unchanged (new_text equals the matched text). Do not repeat it.');
         }
-        await writeFileAtomic(file, bom + (crlf ? updated.replace(/\n/g, '\r\n') : updated));
+        await writeFileContained(options.policy, file, bom + (crlf ? updated.replace(/\n/g, '\r\n') : updated));
 
         const first = chosen.reduce((a, b) => (a.start < b.start ? a : b));
         const at = chosen.length === 1 ? `at line ${first.line}` : `at lines ${chosen.map((m) => m.line).join(', ')}`;

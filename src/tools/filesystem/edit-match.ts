@@ -199,3 +199,17 @@ export function closestRegion(content: string, oldText: string, maxWindows = 20_
   }
   return best;
 }
+
+/** The error for an old_text that matched nowhere, showing the most similar region so the model can copy it exactly. */
+export function notFoundMessage(displayPath: string, content: string, oldText: string): string {
+  const region = closestRegion(content, oldText);
+  const head = `old_text was not found in ${displayPath} (also tried ignoring whitespace and quote style).`;
+  if (!region || region.similarity < 0.3) return `${head} Read the file again and copy the text exactly.`;
+  const shown = content
+    .split('\n')
+    .slice(region.startLine - 1, Math.min(region.endLine, region.startLine + 29))
+    .map((line, i) => `${region.startLine + i}| ${line}`)
+    .join('\n');
+  const percent = Math.round(region.similarity * 100);
+  return `${head}\nThe most similar text (lines ${region.startLine}–${region.endLine}, ${percent}% similar) is:\n${shown}\nCopy old_text exactly from the file.`;
+}

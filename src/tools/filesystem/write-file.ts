@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import { z } from 'zod';
 import type { PathPolicy } from '../../security/workspace.js';
 import { defineTool, fail, ok } from '../types.js';
-import { writeFileAtomic } from './atomic-write.js';
+import { writeFileContained } from './atomic-write.js';
 
 export interface WriteFileToolOptions {
   policy: PathPolicy;
@@ -32,7 +32,7 @@ export function createWriteFileTool(options: WriteFileToolOptions) {
       const existing = await fs.stat(resolved.path).catch(() => undefined);
       if (existing?.isDirectory()) return fail(`${args.path} is a directory; give a file path.`);
       try {
-        await writeFileAtomic(resolved.path, args.content);
+        await writeFileContained(options.policy, resolved.path, args.content);
       } catch (error) {
         return fail(`Could not write ${args.path}: ${error instanceof Error ? error.message : String(error)}`);
       }

@@ -1,0 +1,100 @@
+/**
+ * Where a workspace's sessions live: `<data>/sessions/<workspace-id>/`, private to the user (0700).
+ * Compatible with nanobot: the id is 32 hex characters kept in `<workspace>/.nanobot/workspace-id`, and each
+ * session folder records its workspace in a `.workspace` marker, so a lost id file is recovered and a copied
+ * workspace gets sessions of its own instead of sharing (and overwriting) the original's.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { chmod, mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { UserError } from '../util/errors.js';
+import { writeFileAtomic } from '../util/fs.js';
+
+const ID_PATTERN = /^[0-9a-f]{32}$/;
+const newId = () => randomBytes(16).toString('hex');
+
+/** Creates (if needed) and returns the sessions directory for `workspace`. */
+export async function sessionsDirFor(dataDir: string, workspace: string): Promise<string> {
+  const root = join(dataDir, 'sessions');
+  const canonical = canonicalPath(workspace);
+  if (isInside(resolve(root), canonical)) {
+    throw new UserError(
+      `Sessions (${root}) would be inside the workspace (${workspace}), where the agent's tools could rewrite them.`,
+      'Use a workspace that does not contain the config directory, or a --config outside the workspace.',
+    );
+  }
+  await mkdir(root, { recursive: true, mode: 0o700 });
+  await chmod(root, 0o700).catch(() => undefined);
+
+  let id = readWorkspaceId(canonical) ?? findNamespace(root, canonical) ?? newId();
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const dir = join(root, id);
+    const recorded = readMarker(dir);
+    const ours =
+      recorded === undefined || recorded === canonical || !existsSync(recorded) || sameFile(recorded, canonical);
+    if (ours) {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      if (recorded !== canonical) await writeFileAtomic(join(dir, '.workspace'), `${canonical}\n`, 0o600);
+      await writeWorkspaceId(canonical, id);
+      return dir;
+    }
+    id = newId(); // Both workspaces exist: this one is a copy and needs its own namespace.
+  }
+  throw new Error(`could not allocate a session folder for ${workspace}`);
+}
+
+function canonicalPath(path: string): string {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+function isInside(child: string, parent: string): boolean {
+  return child === parent || child.startsWith(`${parent}/`);
+}
+
+function readWorkspaceId(workspace: string): string | undefined {
+  const file = join(workspace, '.nanobot', 'workspace-id');
+  if (!existsSync(file)) return undefined;
+  const id = readFileSync(file, 'utf8').trim();
+  if (!ID_PATTERN.test(id)) {
+    throw new UserError(
+      `${file} does not hold a valid workspace id (32 hex characters).`,
+      'Restore the original id, or delete the file to start a new session history for this workspace.',
+    );
+  }
+  return id;
+}
+
+async function writeWorkspaceId(workspace: string, id: string): Promise<void> {
+  if (readWorkspaceId(workspace) === id) return;
+  await writeFileAtomic(join(workspace, '.nanobot', 'workspace-id'), `${id}\n`, 0o600);
+}
+
+function readMarker(dir: string): string | undefined {
+  const marker = join(dir, '.workspace');
+  if (!existsSync(marker)) return undefined;
+  const text = readFileSync(marker, 'utf8').trim();
+  return text ? canonicalPath(text) : undefined;
+}
+
+/** The namespace whose marker names this workspace (its id file was deleted), if exactly one does. */
+function findNamespace(root: string, workspace: string): string | undefined {
+  if (!existsSync(root)) return undefined;
+  const matches = readdirSync(root).filter(
+    (name) => ID_PATTERN.test(name) && readMarker(join(root, name)) === workspace,
+  );
+  return matches.length === 1 ? matches[0] : undefined;
+}
+
+function sameFile(a: string, b: string): boolean {
+  try {
+    const [sa, sb] = [statSync(a), statSync(b)];
+    return sa.dev === sb.dev && sa.ino === sb.ino;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * Searches one file for grep. Reads at most 2 MB, skips binary files (a NUL byte in the first 8 KB),
+ * rejects files without a match with one whole-text regex test, and only then walks the lines.
+ */
+import fs from 'node:fs';
+import type { CompiledPattern } from './grep-pattern.js';
+
+export const MAX_GREP_FILE_BYTES = 2 * 1024 * 1024;
+const BINARY_SNIFF_BYTES = 8192;
+/** Lines longer than this (minified code, data) are cut around the match. */
+export const MAX_LINE_CHARS = 400;
+
+export interface NumberedLine {
+  line: number;
+  text: string;
+}
+
+export interface MatchHit extends NumberedLine {
+  before: NumberedLine[];
+  after: NumberedLine[];
+}
+
+export type FileScan =
+  | { kind: 'skipped'; reason: 'binary' | 'large' | 'unreadable' }
+  | { kind: 'scanned'; matchCount: number; hits: MatchHit[] };
+
+export interface ScanOptions {
+  pattern: CompiledPattern;
+  /** Collect at most this many hits (with their context); 0 only counts. */
+  maxHits: number;
+  /** Stop at the first matching line (files_with_matches). */
+  firstMatchOnly: boolean;
+  contextBefore: number;
+  contextAfter: number;
+}
+
+// One buffer for every read (the scan is synchronous, so never shared); one byte over the limit tells
+// a large file without an fstat per file. Allocated on first use.
+let sharedBuffer: Buffer | undefined;
+
+/**
+ * The file's bytes as a view of the shared buffer, valid until the next call. Synchronous on purpose
+ * (see TimeSlicer in search-common.ts); O_NONBLOCK keeps a FIFO swapped in after the walk from hanging.
+ */
+function readSmallFile(file: string): Buffer | 'large' | 'unreadable' {
+  sharedBuffer ??= Buffer.allocUnsafe(MAX_GREP_FILE_BYTES + 1);
+  const readBuffer = sharedBuffer;
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    let filled = 0;
+    while (filled < readBuffer.length) {
+      const bytesRead = fs.readSync(fd, readBuffer, filled, readBuffer.length - filled, null);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return filled > MAX_GREP_FILE_BYTES ? 'large' : readBuffer.subarray(0, filled);
+  } catch {
+    return 'unreadable';
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+/** Cuts a long line to MAX_LINE_CHARS, keeping the part around `at` visible. */
+export function clipLine(text: string, at = 0): string {
+  if (text.length <= MAX_LINE_CHARS) return text;
+  const start = Math.max(0, Math.min(at - Math.floor(MAX_LINE_CHARS / 3), text.length - MAX_LINE_CHARS));
+  const end = start + MAX_LINE_CHARS;
+  return `${start > 0 ? '…' : ''}${text.slice(start, end)}${end < text.length ? '…' : ''}`;
+}
+
+const stripCr = (line: string): string => (line.endsWith('\r') ? line.slice(0, -1) : line);
+
+export function scanFile(file: string, options: ScanOptions): FileScan {
+  const data = readSmallFile(file);
+  if (data === 'large' || data === 'unreadable') return { kind: 'skipped', reason: data };
+  if (data.subarray(0, BINARY_SNIFF_BYTES).includes(0)) return { kind: 'skipped', reason: 'binary' };
+  if (options.pattern.literal && !data.includes(options.pattern.literal)) {
+    return { kind: 'scanned', matchCount: 0, hits: [] };
+  }
+  const text = data.toString('utf8');
+  // Any line match is also a match of the multiline regex over the whole text, so a miss here is final.
+  if (!options.pattern.wholeText.test(text)) return { kind: 'scanned', matchCount: 0, hits: [] };
+
+  const lines = text.split('\n');
+  if (lines.length > 1 && lines.at(-1) === '') lines.pop();
+  const { contextBefore, contextAfter } = options;
+  const regex = options.pattern.line;
+  const hits: MatchHit[] = [];
+  let matchCount = 0;
+  for (let index = 0; index < lines.length; index++) {
+    const content = stripCr(lines[index] as string);
+    const found = regex.exec(content);
+    if (!found) continue;
+    matchCount++;
+    if (hits.length < options.maxHits) {
+      const context = (from: number, to: number): NumberedLine[] => {
+        const out: NumberedLine[] = [];
+        for (let i = Math.max(0, from); i < Math.min(lines.length, to); i++) {
+          out.push({ line: i + 1, text: clipLine(stripCr(lines[i] as string)) });
+        }
+        return out;
+      };
+      hits.push({
+        line: index + 1,
+        text: clipLine(content, found.index),
+        before: context(index - contextBefore, index),
+        after: context(index + 1, index + 1 + contextAfter),
+      });
+    }
+    if (options.firstMatchOnly) break;
+  }
+  return { kind: 'scanned', matchCount, hits };
+}
