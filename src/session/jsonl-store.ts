@@ -103,7 +103,7 @@ export function parseSessionFile(text: string, key: string, path: string, log: L
     } else if (record._type === undefined && typeof record.role === 'string') {
       session.messages.push(record as unknown as ChatMessage);
     } else if (typeof record._type === 'string') {
-      (session.preserved ??= []).push(record);
+      session.preserved = [...(session.preserved ?? []), record];
     }
   });
   session.lastConsolidated = Math.min(session.lastConsolidated, session.messages.length);

@@ -64,6 +64,6 @@ export { createEditFileTool, type EditFileToolOptions } from './filesystem/edit-
 export { createListDirTool, type ListDirToolOptions } from './filesystem/list-dir.js';
 export { createReadFileTool, type ReadFileToolOptions } from './filesystem/read-file.js';
 export { createWriteFileTool, type WriteFileToolOptions } from './filesystem/write-file.js';
-export { createFindFilesTool, createGrepTool } from './search/index.js';
 export { DEFAULT_MAX_RESULT_CHARS, ERROR_RECOVERY_HINT, ToolRegistry, type ToolRegistryOptions } from './registry.js';
+export { createFindFilesTool, createGrepTool } from './search/index.js';
 export * from './types.js';

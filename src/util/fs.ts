@@ -11,7 +11,12 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, m
   const dir = dirname(path);
   await mkdir(dir, { recursive: true });
   const tmp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-  const fileMode = mode ?? (await stat(path).then((s) => s.mode & 0o7777, () => 0o644));
+  const fileMode =
+    mode ??
+    (await stat(path).then(
+      (s) => s.mode & 0o7777,
+      () => 0o644,
+    ));
   const handle = await open(tmp, 'wx', fileMode);
   try {
     await handle.writeFile(data);
