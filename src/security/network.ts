@@ -10,7 +10,7 @@
  */
 import dns from 'node:dns/promises';
 import net from 'node:net';
-import { Agent, Headers, type Response, type RequestInit as UndiciRequestInit, fetch as undiciFetch } from 'undici';
+import type { Agent, Response, RequestInit as UndiciRequestInit } from 'undici';
 
 export interface ResolvedAddress {
   address: string;
@@ -252,6 +252,8 @@ export function createNetworkPolicy(options: NetworkPolicyOptions = {}): Network
   }
 
   async function policyFetch(input: string | URL, init: PolicyFetchInit = {}): Promise<Response> {
+    // undici loads on the first request, so agents that never fetch do not pay for it at start-up.
+    const { Agent, Headers, fetch: undiciFetch } = await import('undici');
     const { maxRedirects = DEFAULT_MAX_REDIRECTS, ...requestInit } = init;
     let current = String(input);
     let method = (requestInit.method ?? 'GET').toUpperCase();
@@ -264,7 +266,7 @@ export function createNetworkPolicy(options: NetworkPolicyOptions = {}): Network
         throw new NetworkBlockedError(current, hop > 0 ? `redirect target refused: ${check.reason}` : check.reason);
       }
 
-      const agent = pinnedAgent(check.url.hostname, check.address);
+      const agent = pinnedAgent(Agent, check.url.hostname, check.address);
       let response: Response;
       try {
         response = await undiciFetch(check.url, {
@@ -319,7 +321,7 @@ const isRedirect = (status: number) => [301, 302, 303, 307, 308].includes(status
  * the checked address); for a name it gets exactly the checked address. TLS still uses the host name for SNI and
  * certificate checks, because undici passes the URL's host name as `servername`.
  */
-function pinnedAgent(hostname: string, pinned: ResolvedAddress): Agent {
+function pinnedAgent(AgentClass: typeof Agent, hostname: string, pinned: ResolvedAddress): Agent {
   const expected = stripBrackets(hostname).toLowerCase();
   const lookup: net.LookupFunction = (host, opts, callback) => {
     if (host.toLowerCase() !== expected) {
@@ -329,7 +331,7 @@ function pinnedAgent(hostname: string, pinned: ResolvedAddress): Agent {
     if (opts.all) callback(null, [{ address: pinned.address, family: pinned.family }]);
     else callback(null, pinned.address, pinned.family);
   };
-  return new Agent({ connect: { lookup } });
+  return new AgentClass({ connect: { lookup } });
 }
 
 // ---- Commands: internal URLs named in shell text (no DNS; the exec guard calls this synchronously) ----

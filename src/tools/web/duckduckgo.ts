@@ -3,22 +3,13 @@
  * Result links point at a `/l/?uddg=<target>` redirector; we return the target. Ads (`result--ad`, `/y.js`) are skipped.
  */
 import { parseHTML } from 'linkedom';
-import type { SearchHit } from './search-providers.js';
+import { DuckDuckGoBlockedError, type SearchHit } from './search-providers.js';
 
 interface ResultElement {
   textContent: string | null;
   getAttribute(name: string): string | null;
   querySelector(selector: string): ResultElement | null;
   querySelectorAll(selector: string): Iterable<ResultElement>;
-}
-
-/** Thrown when DuckDuckGo answers with its bot check instead of results. */
-export class DuckDuckGoBlockedError extends Error {
-  constructor() {
-    super(
-      'DuckDuckGo answered with a bot check instead of results; try again later or configure a search provider with an API key',
-    );
-  }
 }
 
 /** The destination of a DuckDuckGo result link, or null for ads and internal links. */

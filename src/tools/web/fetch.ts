@@ -9,7 +9,7 @@ import { DEFAULT_MAX_REDIRECTS, NETWORK_HARD_BOUNDARY, type NetworkPolicy } from
 import { fenceUntrusted } from '../../security/untrusted.js';
 import { looksBinary } from '../filesystem/read-file.js';
 import { defineTool, fail, ok, type ToolResult } from '../types.js';
-import { type ExtractMode, extractHtml } from './extract.js';
+import type { ExtractMode } from './extract.js';
 import {
   DEFAULT_USER_AGENT,
   decodeText,
@@ -200,6 +200,8 @@ export function createWebFetchTool(options: WebFetchToolOptions) {
           mime === 'application/xhtml+xml' ||
           ((mime === '' || mime === 'text/plain') && looksLikeHtml(body))
         ) {
+          // readability, linkedom and turndown load on first use, so start-up does not pay for them.
+          const { extractHtml } = await import('./extract.js');
           const page = extractHtml(body, finalUrl, mode);
           return payload({ ...base, extractor: page.extractor }, page.text, maxChars, cut);
         }

@@ -2,7 +2,15 @@
  * The search back-ends web_search can use: how to ask each one and how to read its answer. Request shapes follow
  * nanobot's, so the same keys and base URLs work. DuckDuckGo (keyless) scrapes the HTML endpoint.
  */
-import { parseDuckDuckGoHtml } from './duckduckgo.js';
+
+/** Thrown when DuckDuckGo answers with its bot check instead of results. */
+export class DuckDuckGoBlockedError extends Error {
+  constructor() {
+    super(
+      'DuckDuckGo answered with a bot check instead of results; try again later or configure a search provider with an API key',
+    );
+  }
+}
 
 export interface SearchHit {
   title: string;
@@ -37,7 +45,7 @@ export interface SearchProvider {
   readonly path: string;
   buildRequest(query: SearchQuery): ProviderRequest;
   /** Reads the response body; throws when it is not the expected shape. */
-  parse(body: string): SearchHit[];
+  parse(body: string): SearchHit[] | Promise<SearchHit[]>;
 }
 
 type JsonRecord = Record<string, unknown>;
@@ -86,7 +94,8 @@ const duckduckgo: SearchProvider = {
     headers: { Accept: 'text/html', 'Content-Type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ q: query, b: '' }).toString(),
   }),
-  parse: parseDuckDuckGoHtml,
+  // The HTML parser (linkedom) loads on first use, so start-up does not pay for it.
+  parse: async (body) => (await import('./duckduckgo.js')).parseDuckDuckGoHtml(body),
 };
 
 const brave: SearchProvider = {

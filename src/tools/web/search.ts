@@ -7,7 +7,6 @@ import { z } from 'zod';
 import type { NetworkPolicy } from '../../security/network.js';
 import { fenceUntrusted } from '../../security/untrusted.js';
 import { defineTool, fail, ok, type ToolResult } from '../types.js';
-import { DuckDuckGoBlockedError } from './duckduckgo.js';
 import {
   DEFAULT_USER_AGENT,
   decodeText,
@@ -17,7 +16,7 @@ import {
   readBodyCapped,
   withTimeout,
 } from './http.js';
-import { SEARCH_PROVIDERS, type SearchHit, type SearchProvider } from './search-providers.js';
+import { DuckDuckGoBlockedError, SEARCH_PROVIDERS, type SearchHit, type SearchProvider } from './search-providers.js';
 
 const MAX_RESPONSE_BYTES = 2 * 1024 * 1024;
 
@@ -166,7 +165,7 @@ export function createWebSearchTool(options: WebSearchToolOptions) {
             `${provider.label} search failed: ${describeStatus(response.status, response.statusText, keyed)}`,
           );
         }
-        hits = provider.parse(body).filter((hit) => hit.url);
+        hits = (await provider.parse(body)).filter((hit) => hit.url);
       } catch (error) {
         if (error instanceof DuckDuckGoBlockedError) return fail(error.message);
         if (error instanceof SyntaxError) return fail(`${provider.label} search returned a response that is not JSON`);
