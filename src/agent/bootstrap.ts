@@ -11,7 +11,8 @@ import { createNetworkPolicy } from '../security/network.js';
 import { createPathPolicy } from '../security/workspace.js';
 import { JsonlSessionStore } from '../session/jsonl-store.js';
 import { sessionsDirFor } from '../session/location.js';
-import { createDefaultTools } from '../tools/index.js';
+import { killAllShellProcesses } from '../tools/exec-process.js';
+import { createDefaultTools, createExecSessionManager } from '../tools/index.js';
 import { createMessageTool } from '../tools/message.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { ResultSpill } from '../tools/result-spill.js';
@@ -31,6 +32,8 @@ export interface Agent {
   sessions: JsonlSessionStore;
   /** Outbound messages the agent sends on its own (the `message` tool) arrive here. */
   bus: MessageBus;
+  /** Ends background exec sessions and any command still running; call before the process exits. */
+  shutdown(): Promise<void>;
 }
 
 export interface CreateAgentOptions {
@@ -87,6 +90,8 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
     maxResultChars: config.agents.defaults.maxToolResultChars,
     spill: new ResultSpill({ dir: join(workspace, '.nanobot', 'tool-results'), relativeTo: workspace }),
   });
+  const network = networkPolicy(config.tools.ssrfWhitelist);
+  const execSessions = createExecSessionManager();
   const exec = config.tools.exec;
   for (const tool of createDefaultTools({
     workspace,
@@ -100,13 +105,19 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
       allowedEnvKeys: exec.allowedEnvKeys,
       allowPatterns: exec.allowPatterns,
       denyPatterns: exec.denyPatterns,
+      sandbox: exec.sandbox,
+      sandboxNetwork: exec.sandboxNetwork,
+      sandboxRoBinds: exec.sandboxRoBinds,
+      sandboxRwBinds: exec.sandboxRwBinds,
+      dataDir: loaded.dataDir,
     },
+    sessions: execSessions,
+    network,
   })) {
     tools.register(tool);
   }
   const web = config.tools.web;
   if (web.enable) {
-    const network = networkPolicy(config.tools.ssrfWhitelist);
     const userAgent = web.userAgent ?? undefined;
     const search = { ...web.search, apiKey: web.search.apiKey ?? undefined, baseUrl: web.search.baseUrl ?? undefined };
     tools.register(createWebSearchTool({ network, search, env, ...(userAgent ? { userAgent } : {}) }));
@@ -143,5 +154,9 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
     maxIterations: config.agents.defaults.maxToolIterations,
   });
   const loop = new AgentLoop({ sessions, context, runner, log });
-  return { loop, model, provider, tools, sessions, bus };
+  const shutdown = async () => {
+    await execSessions.shutdown();
+    killAllShellProcesses();
+  };
+  return { loop, model, provider, tools, sessions, bus, shutdown };
 }

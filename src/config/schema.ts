@@ -98,6 +98,8 @@ export const ExecConfigSchema = z.looseObject({
   pathAppend: z.string().default(''),
   /** `auto` = bubblewrap when installed; `""` is nanobot's spelling of `none`. */
   sandbox: z.enum(['auto', 'bwrap', 'none', '']).default('auto'),
+  /** Network inside the sandbox: `auto` = outbound only (slirp4netns) when available, else none. */
+  sandboxNetwork: z.enum(['auto', 'user', 'none', 'host']).default('auto'),
   sandboxRoBinds: z.array(z.string()).default([]),
   sandboxRwBinds: z.array(z.string()).default([]),
   allowedEnvKeys: z.array(z.string()).default([]),

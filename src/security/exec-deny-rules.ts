@@ -129,6 +129,40 @@ function checkProtectedWrites(cmd: SimpleCommand, program: string, args: string[
   return undefined;
 }
 
+/** Interpreters whose inline code (`python3 -c`, `perl -e`, `node -e`) can run shell commands or write files. */
+const INTERPRETER = /^(?:python[\d.]*|pypy[\d.]*|perl|ruby|node|nodejs|deno|bun|php|lua[\d.]*)$/;
+const INLINE_CODE_FLAG = /^-[a-zA-Z]*[ceErx]$|^--eval$/;
+const INLINE_RECURSIVE_DELETE = /\brm\s+(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)\b/;
+const INLINE_PROTECTED_FILE = /history\.jsonl|\.dream_cursor/;
+const INLINE_WRITE =
+  /['"][wax]b?\+?['"]|\b(?:write|unlink|remove|rename|replace|truncate|rmtree|writeFile\w*|appendFile\w*)\b|>/;
+
+/**
+ * Inline code is not parsed, only searched: `os.system("rm -rf x")` and `open("history.jsonl", "w")` are the
+ * bypasses users reported. (A script file, or shutil.rmtree, still gets past: the sandbox is the real fence.)
+ */
+function checkInlineCode(program: string, args: string[]): string | undefined {
+  if (!INTERPRETER.test(program)) return undefined;
+  for (let i = 0; i < args.length - 1; i++) {
+    if (!INLINE_CODE_FLAG.test(args[i] as string)) continue;
+    const code = args[i + 1] as string;
+    if (INLINE_RECURSIVE_DELETE.test(code)) return 'recursive delete (rm -r) in inline code';
+    if (INLINE_PROTECTED_FILE.test(code) && INLINE_WRITE.test(code)) {
+      return 'write to history.jsonl or .dream_cursor in inline code (nanobot manages these files)';
+    }
+  }
+  return undefined;
+}
+
+/** A shell that reads its script from stdin (`… | sh`, `… | bash -s`): what is piped in runs as commands. */
+export function isStdinShell(words: readonly string[]): boolean {
+  const start = programIndex(words);
+  if (!SHELLS.has(programName(words[start] ?? ''))) return false;
+  const args = words.slice(start + 1);
+  if (args.some((arg) => /^-[a-zA-Z]*c[a-zA-Z]*$/.test(arg))) return false;
+  return args.includes('-s') || positionals(args).length === 0;
+}
+
 /** Returns why a simple command is denied by the built-in list, or undefined. */
 export function builtInDenyReason(cmd: SimpleCommand): string | undefined {
   const { words } = cmd;
@@ -160,7 +194,7 @@ export function builtInDenyReason(cmd: SimpleCommand): string | undefined {
   ) {
     return 'system shutdown or reboot';
   }
-  return checkProtectedWrites(cmd, program, args);
+  return checkInlineCode(program, args) ?? checkProtectedWrites(cmd, program, args);
 }
 
 /** Raw-text rules for what a parser cannot see as one segment (fork bombs span `|`, `&` and `;`). */

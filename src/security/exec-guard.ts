@@ -7,8 +7,10 @@ import os from 'node:os';
 import path from 'node:path';
 import {
   builtInDenyReason,
+  isStdinShell,
   nestedCommands,
   programIndex,
+  programName,
   rawDenyReason,
   type SimpleCommand,
 } from './exec-deny-rules.js';
@@ -57,7 +59,48 @@ interface GuardContext {
   allowRoots: string[];
   homeDir: string;
   env: Record<string, string | undefined>;
+  /** Shell variables the command line itself assigns (`X=rm; $X -rf …`). */
+  assignments: Map<string, string>;
   checkDeny: boolean;
+}
+
+const ASSIGNMENT_WORD = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s;
+const DECLARATION = new Set(['export', 'declare', 'typeset', 'local', 'readonly']);
+const VARIABLE_REFERENCE = /\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g;
+
+/** Values of `NAME=value` segments (plain or after export/declare/local/readonly). */
+function collectAssignments(segments: ShellSegment[], into: Map<string, string>): Map<string, string> {
+  const result = new Map(into);
+  for (const segment of segments) {
+    let words = segment.words.map((word) => word.value);
+    if (DECLARATION.has(words[0] ?? '')) words = words.slice(1).filter((word) => !word.startsWith('-'));
+    const pairs = words.map((word) => ASSIGNMENT_WORD.exec(word));
+    if (pairs.length === 0 || pairs.some((pair) => pair === null)) continue;
+    for (const pair of pairs) if (pair) result.set(pair[1] as string, pair[2] as string);
+  }
+  return result;
+}
+
+/** Expands variables the command line assigned; unquoted expansions split into words as the shell would. */
+function expandAssigned(words: ShellWord[], assignments: Map<string, string>): ShellWord[] {
+  if (assignments.size === 0) return words;
+  return words.flatMap((word) => {
+    if (!word.value.includes('$')) return [word];
+    const value = word.value.replace(VARIABLE_REFERENCE, (match, name: string) => assignments.get(name) ?? match);
+    if (value === word.value) return [word];
+    if (word.quoted) return [{ value, quoted: true }];
+    return value
+      .split(/\s+/)
+      .filter((part) => part !== '')
+      .map((part) => ({ value: part, quoted: false }));
+  });
+}
+
+/** `$(…) -rf x`, `$CMD -r x`: a program known only at run time, given a recursive flag first. */
+function dynamicRecursiveCall(words: readonly string[]): boolean {
+  const start = programIndex(words);
+  const name = programName(words[start] ?? '');
+  return /[$`)]/.test(name) && /^(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)$/.test(words[start + 1] ?? '');
 }
 
 function compile(patterns: string[], flags: string, wrap: (p: string) => string): RegExp[] | string {
@@ -96,12 +139,15 @@ export function checkCommand(command: string, options: CommandGuardOptions): Com
     allowListed = true;
   }
 
-  const homeDir = options.homeDir ?? os.homedir();
+  const assignments = collectAssignments(segments, new Map());
+  // `HOME=/etc; cat ~/passwd`: tilde follows the HOME the command sets.
+  const homeDir = assignments.get('HOME') ?? options.homeDir ?? os.homedir();
   const cwd = path.resolve(options.workspace, options.cwd);
   const context: GuardContext = {
     options,
     homeDir,
-    env: { HOME: homeDir, PWD: cwd, ...options.env },
+    env: { HOME: homeDir, PWD: cwd, ...options.env, ...Object.fromEntries(assignments) },
+    assignments,
     allowRoots: [realpathNearest(options.workspace), realpathNearest(cwd)],
     checkDeny: !allowListed,
   };
@@ -117,12 +163,26 @@ export function checkCommand(command: string, options: CommandGuardOptions): Com
   return checkSegments(segments, context, 0);
 }
 
-function checkSegments(segments: ShellSegment[], context: GuardContext, nesting: number): CommandCheck {
+function checkSegments(segments: ShellSegment[], outer: GuardContext, nesting: number): CommandCheck {
+  const context = nesting === 0 ? outer : { ...outer, assignments: collectAssignments(segments, outer.assignments) };
+  const stdinShell = segments.some((segment) => isStdinShell(segment.words.map((word) => word.value)));
   for (const segment of segments) {
-    const words = segment.words.map((word) => word.value);
+    const shellWords = expandAssigned(segment.words, context.assignments);
+    const words = shellWords.map((word) => word.value);
     const simple: SimpleCommand = { words, redirects: segment.redirects };
-    const verdict = checkSimpleCommand(simple, segment.words, segment.raw, context);
+    if (context.checkDeny && dynamicRecursiveCall(words)) {
+      return blocked('recursive flag on a command whose name is only known at run time', segment.raw);
+    }
+    const verdict = checkSimpleCommand(simple, shellWords, segment.raw, context);
     if (!verdict.ok) return verdict;
+
+    // `echo "rm -rf x" | sh`: text piped into a shell is a script too.
+    if (stdinShell && nesting < 8) {
+      for (const word of words.filter((value) => /\s/.test(value.trim()))) {
+        const inner = checkNestedScript(word, context, nesting + 1);
+        if (!inner.ok) return inner;
+      }
+    }
 
     const nested = nestedCommands(words, segment.heredocs, segment.redirects);
     if (nested.scripts.length > 0 && nesting >= 8) return blocked('shells nested too deeply to check', segment.raw);

@@ -1,6 +1,9 @@
 /** The built-in tool set and the tools layer's public API. */
+
+import type { NetworkPolicy } from '../security/network.js';
 import { createPathPolicy } from '../security/workspace.js';
-import { createExecTool } from './exec.js';
+import { createExecTool, type ExecToolOptions } from './exec.js';
+import { createListExecSessionsTool, createWriteStdinTool, type ExecSessionManager } from './exec-sessions.js';
 import { createApplyPatchTool } from './filesystem/apply-patch.js';
 import { createEditFileTool } from './filesystem/edit-file.js';
 import { createListDirTool } from './filesystem/list-dir.js';
@@ -15,17 +18,12 @@ export interface DefaultToolsOptions {
   restrictToWorkspace: boolean;
   /** `tools.file.enable`: the read/write/edit/list tools (default true). */
   fileTools?: boolean;
-  exec: {
-    /** Default true. */
-    enable?: boolean;
-    /** Default timeout in seconds (60). */
-    timeout?: number;
-    pathPrepend?: string;
-    pathAppend?: string;
-    allowedEnvKeys?: string[];
-    allowPatterns?: string[];
-    denyPatterns?: string[];
-  };
+  /** `tools.exec` (timeouts, env, patterns, sandbox); `enable` defaults to true. */
+  exec: Omit<ExecToolOptions, 'policy' | 'sessions' | 'network'> & { enable?: boolean };
+  /** Background exec sessions; with it, exec offers `yield_time_ms` and write_stdin/list_exec_sessions exist. */
+  sessions?: ExecSessionManager;
+  /** Judges URLs named in exec commands. */
+  network?: NetworkPolicy;
   /** Readable even when restricted (e.g. built-in skills). */
   extraReadDirs?: string[];
   /** Readable, never writable (e.g. the media dir). */
@@ -53,12 +51,22 @@ export function createDefaultTools(opts: DefaultToolsOptions): Tool[] {
         ];
   if (opts.exec.enable !== false) {
     const { enable: _enable, ...execOptions } = opts.exec;
-    tools.push(createExecTool({ policy, ...execOptions }));
+    const { sessions, network } = opts;
+    tools.push(
+      createExecTool({ policy, ...execOptions, ...(sessions ? { sessions } : {}), ...(network ? { network } : {}) }),
+    );
+    if (sessions) tools.push(createWriteStdinTool({ sessions }), createListExecSessionsTool({ sessions }));
   }
   return tools;
 }
 
 export { createExecTool, type ExecToolOptions } from './exec.js';
+export {
+  createExecSessionManager,
+  createListExecSessionsTool,
+  createWriteStdinTool,
+  type ExecSessionManager,
+} from './exec-sessions.js';
 export { createApplyPatchTool } from './filesystem/apply-patch.js';
 export { createEditFileTool, type EditFileToolOptions } from './filesystem/edit-file.js';
 export { createListDirTool, type ListDirToolOptions } from './filesystem/list-dir.js';

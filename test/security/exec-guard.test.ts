@@ -4,6 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { type CommandGuardOptions, checkCommand } from '../../src/security/exec-guard.js';
 import { makeTempDir } from '../tools/helpers.js';
 
+// Every command that must be blocked is listed, one named test each, in exec-corpus.test.ts. This file
+// covers the guard's behaviour around it: allowlists, messages, and commands that must keep working.
+
 function setup(overrides: Partial<CommandGuardOptions> = {}) {
   const root = makeTempDir();
   const workspace = path.join(root, 'ws');
@@ -28,29 +31,6 @@ function setup(overrides: Partial<CommandGuardOptions> = {}) {
 describe('built-in deny list', () => {
   const { check, reason } = setup({ restrictToWorkspace: false });
 
-  it.each([
-    'rm -rf build',
-    'rm -r build',
-    'rm -fr build',
-    'rm -Rf build',
-    'rm --recursive build',
-    'rm build -rf',
-    '"rm" -rf build',
-    'r\\m -rf build',
-    'sudo rm -rf /',
-    'xargs rm -rf < list.txt',
-    'find . -name x -exec rm -rf {} \\;',
-    'echo $(rm -rf build)',
-    'echo `rm -rf build`',
-    "bash -c 'rm -rf build'",
-    'sh -c "cd x && rm -rf y"',
-    "eval 'rm -rf build'",
-    'bash <<EOF\nrm -rf build\nEOF',
-    'ls && rm -rf build',
-  ])('blocks recursive delete: %s', (command) => {
-    expect(reason(command)).toMatch(/recursive delete/);
-  });
-
   it('allows non-recursive rm, including rm -f', () => {
     expect(check('rm notes.txt').ok).toBe(true);
     expect(check('rm -f notes.txt').ok).toBe(true);
@@ -64,45 +44,30 @@ describe('built-in deny list', () => {
     expect(check('clang-format -i main.c').ok).toBe(true);
   });
 
-  it.each([
-    ['mkfs.ext4 /dev/sdb1', /mkfs/],
-    ['diskpart', /diskpart/],
-    ['dd if=/dev/zero of=disk.img', /dd if=/],
-    ['echo x > /dev/sda', /disk device/],
-    ['sudo shutdown -h now', /shutdown/],
-    ['reboot', /reboot/],
-    ['systemctl poweroff', /shutdown/],
-    [':(){ :|:& };:', /fork bomb/],
-    ['del /f /q C:\\Windows', /del/],
-    ['rmdir /s C:\\Users', /rmdir/],
-  ])('blocks %s', (command, pattern) => {
-    expect(reason(command)).toMatch(pattern);
-  });
-
   it('does not mistake words in messages for commands', () => {
     expect(check('git commit -m "fix reboot handling"').ok).toBe(true);
     expect(check('echo "please do not shutdown"').ok).toBe(true);
   });
 
-  it.each([
-    'echo x > memory/history.jsonl',
-    'echo x >> history.jsonl',
-    'echo 0 > memory/.dream_cursor',
-    'echo x | tee -a memory/history.jsonl',
-    'cp /tmp/x memory/history.jsonl',
-    'mv memory/history.jsonl old.jsonl',
-    'dd of=memory/history.jsonl',
-    "sed -i 's/a/b/' memory/history.jsonl",
-    "perl -pi -e 's/a/b/' memory/.dream_cursor",
-    'truncate -s 0 memory/history.jsonl',
-    'echo x >"memory/history.jsonl"',
-  ])('blocks writes to nanobot memory files: %s', (command) => {
-    expect(reason(command)).toMatch(/history\.jsonl|\.dream_cursor/);
-  });
-
   it('still allows reading memory files', () => {
     expect(check('cat memory/history.jsonl').ok).toBe(true);
     expect(check('tail -n 5 memory/history.jsonl | grep cursor').ok).toBe(true);
+    expect(check(`python3 -c "print(open('memory/history.jsonl').read()[:100])"`).ok).toBe(true);
+  });
+
+  it.each([
+    'OUT=dist; mkdir -p $OUT && cp a.txt $OUT/',
+    'export PATH=$PATH:/usr/local/bin; ls',
+    'cat install.sh | sh',
+    'echo "hello world" | bash -s',
+    'pip install -r requirements.txt',
+    '$VENV/bin/pip install -r requirements.txt',
+    'grep -r TODO src',
+    "node -e \"require('fs').writeFileSync('out.json', '{}')\"",
+    'echo "rm -rf is dangerous" > notes.md',
+    'git commit -m "rm -rf fix"',
+  ])('keeps working with variables, pipes into shells and inline code: %s', (command) => {
+    expect(check(command)).toEqual({ ok: true });
   });
 
   it('explains the block in one line naming the segment', () => {
@@ -161,53 +126,6 @@ describe('workspace restriction', () => {
     const { check } = setup();
     expect(check('rm foo 2>/dev/null').ok).toBe(true);
     expect(check('ls missing > /dev/null 2>&1 || echo none').ok).toBe(true);
-  });
-
-  it('blocks ~/ paths outside the workspace', () => {
-    const { reason } = setup();
-    expect(reason('cat ~/.ssh/id_rsa')).toMatch(/outside the workspace.*hard boundary/);
-    expect(reason('ls ~')).toMatch(/outside the workspace/);
-  });
-
-  it('blocks $HOME and braced HOME paths', () => {
-    const { reason } = setup();
-    expect(reason('cat $HOME/.bashrc')).toMatch(/outside the workspace/);
-    const braced = ['cat "$', '{HOME}/.bashrc"'].join(''); // split so it is not read as a JS template
-    expect(reason(braced)).toMatch(/outside the workspace/);
-  });
-
-  it('blocks ../ traversal', () => {
-    const { reason } = setup();
-    expect(reason('cat ../secret.txt')).toMatch(/path traversal/);
-    expect(reason('cd .. && ls')).toMatch(/path traversal/);
-  });
-
-  it('blocks absolute paths outside the workspace, including a same-prefix sibling', () => {
-    const { root, reason } = setup();
-    expect(reason('cat /etc/passwd')).toMatch(/\/etc\/passwd is outside the workspace/);
-    fs.mkdirSync(path.join(root, 'ws-evil'));
-    expect(reason(`cat ${path.join(root, 'ws-evil', 'x')}`)).toMatch(/outside the workspace/);
-    expect(reason('echo hi > /tmp/out.txt')).toMatch(/outside the workspace/);
-    expect(reason('python3 script.py --output=/etc/cron.d/job')).toMatch(/outside the workspace/);
-  });
-
-  it('blocks cd out of the workspace, and a bare cd (which goes home)', () => {
-    const { reason } = setup();
-    expect(reason('cd /etc && cat passwd')).toMatch(/outside the workspace/);
-    expect(reason('cd; ls')).toMatch(/home directory/);
-  });
-
-  it('blocks paths inside substitutions and nested shells', () => {
-    const { reason } = setup();
-    expect(reason('echo $(cat /etc/passwd)')).toMatch(/outside the workspace/);
-    expect(reason("sh -c 'cat /etc/shadow'")).toMatch(/outside the workspace/);
-  });
-
-  it('blocks a relative path that escapes through a symlink', () => {
-    const { root, workspace, reason } = setup();
-    fs.mkdirSync(path.join(root, 'private'));
-    fs.symlinkSync(path.join(root, 'private'), path.join(workspace, 'link'));
-    expect(reason('cat link/secret.txt')).toMatch(/symlink/);
   });
 
   it('allows absolute paths inside the workspace and the working directory', () => {

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createNetworkPolicy } from '../../src/security/network.js';
 import { createPathPolicy } from '../../src/security/workspace.js';
 import { createExecTool, type ExecToolOptions } from '../../src/tools/exec.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
@@ -9,7 +10,8 @@ import { makeContext, makeTempDir, textOf } from './helpers.js';
 function setup(options: Partial<ExecToolOptions> = {}, restrictToWorkspace = true) {
   const workspace = makeTempDir();
   const policy = createPathPolicy({ workspace, restrictToWorkspace });
-  const tool = createExecTool({ policy, ...options });
+  // The sandboxed paths are covered in exec-sandbox.test.ts; here pids and paths are the host's.
+  const tool = createExecTool({ policy, sandbox: 'none', ...options });
   const run = (command: string, extra: Partial<Parameters<typeof tool.execute>[0]> = {}, ctx = makeContext()) =>
     tool.execute({ command, ...extra }, ctx);
   return { workspace, tool, run };
@@ -137,6 +139,21 @@ describe('exec guard', () => {
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/Command blocked by safety guard: write to history\.jsonl/);
     expect(fs.existsSync(path.join(workspace, 'memory/history.jsonl'))).toBe(false);
+  });
+
+  it('blocks a command that names the cloud metadata address', async () => {
+    const { run } = setup({}, false);
+    const result = await run('curl -s http://169.254.169.254/latest/meta-data/ > creds.txt');
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/169\.254\.169\.254/);
+  });
+
+  it('blocks loopback URLs in commands unless the whitelist allows them', async () => {
+    const { run } = setup({}, false);
+    expect((await run('curl http://127.0.0.1:8080/admin')).isError).toBe(true);
+    const allowed = setup({ network: createNetworkPolicy({ whitelist: ['127.0.0.0/8'] }) }, false);
+    const result = await allowed.run('echo http://127.0.0.1:8080/admin');
+    expect(result.isError).toBeFalsy();
   });
 
   it('blocks a standalone format command', async () => {

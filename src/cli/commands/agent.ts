@@ -27,6 +27,7 @@ export async function runAgent(opts: GlobalOptions & AgentFlags): Promise<void> 
     return await chat(agent, opts, hintMax);
   } finally {
     delivery.abort();
+    await agent.shutdown();
   }
 }
 
