@@ -1,14 +1,16 @@
 /**
  * AgentLoop: one conversation turn as an explicit state machine
  * (restore → command → build → run → save → respond → done), one turn at a time per session.
- * The user's message is on disk before the model is called, and each finished tool round is checkpointed,
- * so a crash or Ctrl+C loses at most the round in flight.
+ * Durability: the user's message is on disk before the model is called, the tool round in flight is checkpointed
+ * before and after every tool, and each finished round is saved, so a crash or Ctrl+C loses at most the tool call
+ * that was running — and the next turn restores what was done.
  */
 import type { ChatMessage, ProviderError, Usage } from '../providers/types.js';
 import type { Session, SessionStore } from '../session/types.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import type { ContextBuilder } from './context.js';
-import type { AgentRunner, RunnerEvent, RunResult, StopReason } from './runner.js';
+import { restoreInterruptedTurn } from './recovery.js';
+import type { AgentRunner, RunnerEvent, RunResult, RuntimeCheckpoint, StopReason } from './runner.js';
 
 export interface TurnInput {
   channel: string;
@@ -24,6 +26,8 @@ export interface TurnOutput {
   stopReason: StopReason | 'command';
   usage: Usage;
   error?: ProviderError;
+  /** This message arrived while a turn was running and was answered by that turn (do not deliver twice). */
+  injected?: boolean;
 }
 
 export interface TurnOptions {
@@ -45,24 +49,35 @@ interface Turn {
   options: TurnOptions;
   key: string;
   state: TurnState;
+  signal: AbortSignal;
   session?: Session;
   /** Messages sent to the model (system + history + the new user message). */
   request?: ChatMessage[];
-  /** Length of `session.messages` once the user message is in; the run's messages follow it. */
-  baseLength?: number;
+  /** How many of the run's messages are already in `session.messages`. */
+  saved: number;
   result?: RunResult;
   output?: TurnOutput;
   trace: { state: TurnState; ms: number }[];
 }
 
-const INTERRUPTED_REPLY = '(The previous turn was interrupted before it finished.)';
+/** A running turn, reachable by later messages of the same session (`/stop`, mid-turn injection). */
+interface ActiveTurn {
+  controller: AbortController;
+  queued: { input: TurnInput; options: TurnOptions; resolve: (output: TurnOutput) => void }[];
+  injected: ((output: TurnOutput) => void)[];
+}
+
+const MAX_QUEUED = 20;
+const MAX_INJECTED_PER_ITERATION = 3;
 const HELP_TEXT = `Commands:
 /new — start a new conversation (the old one is kept on disk)
+/stop — cancel the running turn (what it finished is kept)
 /help — show this help`;
 
 export class AgentLoop {
   private readonly log: Logger;
   private readonly tails = new Map<string, Promise<unknown>>();
+  private readonly active = new Map<string, ActiveTurn>();
 
   constructor(private readonly deps: AgentLoopDeps) {
     this.log = deps.log ?? silentLogger;
@@ -72,9 +87,21 @@ export class AgentLoop {
     return input.sessionKey ?? `${input.channel}:${input.chatId}`;
   }
 
-  /** Runs a turn after any turn already running in the same session. */
+  /**
+   * Runs a turn after any turn already running in the same session. `/stop` acts at once; a message for a busy
+   * session joins the running turn (up to 20 queued, 3 taken per iteration) instead of waiting for it to end.
+   */
   processMessage(input: TurnInput, options: TurnOptions = {}): Promise<TurnOutput> {
     const key = AgentLoop.sessionKey(input);
+    if (isCommand(input.content, '/stop')) return Promise.resolve(this.stop(key));
+    const busy = this.active.get(key);
+    if (busy && busy.queued.length < MAX_QUEUED && !isCommand(input.content)) {
+      return new Promise((resolve) => busy.queued.push({ input, options, resolve }));
+    }
+    return this.enqueue(key, input, options);
+  }
+
+  private enqueue(key: string, input: TurnInput, options: TurnOptions): Promise<TurnOutput> {
     const previous = this.tails.get(key) ?? Promise.resolve();
     const next = previous.catch(() => undefined).then(() => this.runTurn(input, options, key));
     this.tails.set(key, next);
@@ -84,28 +111,46 @@ export class AgentLoop {
     return next;
   }
 
+  private stop(key: string): TurnOutput {
+    const running = this.active.get(key);
+    running?.controller.abort(new Error('stopped by /stop'));
+    return commandOutput(key, running ? 'Stopped. What was already done is kept.' : 'No active task to stop.');
+  }
+
   private async runTurn(input: TurnInput, options: TurnOptions, key: string): Promise<TurnOutput> {
-    const turn: Turn = { input, options, key, state: 'restore', trace: [] };
-    while (turn.state !== 'done') {
-      const started = performance.now();
-      const state = turn.state;
-      turn.state = await this.steps[state](turn);
-      turn.trace.push({ state, ms: performance.now() - started });
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(options.signal?.reason);
+    if (options.signal?.aborted) onAbort();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const active: ActiveTurn = { controller, queued: [], injected: [] };
+    this.active.set(key, active);
+
+    const turn: Turn = { input, options, key, state: 'restore', signal: controller.signal, saved: 0, trace: [] };
+    try {
+      while (turn.state !== 'done') {
+        const started = performance.now();
+        const state = turn.state;
+        turn.state = await this.steps[state](turn);
+        turn.trace.push({ state, ms: performance.now() - started });
+      }
+    } finally {
+      options.signal?.removeEventListener('abort', onAbort);
+      this.active.delete(key);
     }
     this.log.debug(`turn ${key}: ${turn.trace.map((t) => `${t.state} ${t.ms.toFixed(1)}ms`).join(', ')}`);
-    if (!turn.output) throw new Error(`turn ${key} ended without output`);
-    return turn.output;
+    const output = required(turn.output);
+    for (const resolve of active.injected) resolve({ ...output, injected: true });
+    // Messages that arrived too late to join this turn run as the next turns, in order.
+    for (const late of active.queued) late.resolve(await this.enqueue(key, late.input, late.options));
+    return output;
   }
 
   private readonly steps: Record<Exclude<TurnState, 'done'>, (turn: Turn) => Promise<TurnState>> = {
     restore: async (turn) => {
       const session = await this.deps.sessions.load(turn.key);
-      if (session.metadata.pending_user_turn) {
-        // The last turn saved its user message but never finished: close it so the transcript stays well-formed.
-        if (session.messages.at(-1)?.role === 'user')
-          session.messages.push(stamp({ role: 'assistant', content: INTERRUPTED_REPLY }));
-        delete session.metadata.pending_user_turn;
-        this.log.warn(`session ${turn.key}: the previous turn was interrupted; closed it`);
+      if (restoreInterruptedTurn(session)) {
+        this.log.warn(`session ${turn.key}: the previous turn was interrupted; restored what it had finished`);
+        await this.deps.sessions.save(session);
       }
       turn.session = session;
       return 'command';
@@ -113,12 +158,11 @@ export class AgentLoop {
 
     command: async (turn) => {
       const session = required(turn.session);
-      const command = turn.input.content.trim().toLowerCase();
-      if (command === '/help') {
+      if (isCommand(turn.input.content, '/help')) {
         turn.output = commandOutput(turn.key, HELP_TEXT);
         return 'done';
       }
-      if (command === '/new') {
+      if (isCommand(turn.input.content, '/new')) {
         if (session.messages.length > 0) await this.archive(session);
         turn.output = commandOutput(turn.key, 'New session started.');
         return 'done';
@@ -138,22 +182,31 @@ export class AgentLoop {
       session.messages.push(stamp({ ...user }));
       session.metadata.pending_user_turn = true;
       session.metadata.last_channel = `${turn.input.channel}:${turn.input.chatId}`;
-      turn.baseLength = session.messages.length;
       await this.deps.sessions.save(session);
       return 'run';
     },
 
     run: async (turn) => {
       const session = required(turn.session);
-      const base = required(turn.baseLength);
+      const persist = serialised(async (change: () => void) => {
+        change();
+        await this.deps.sessions.save(session);
+      });
       turn.result = await this.deps.runner.run(required(turn.request), {
-        ...(turn.options.signal ? { signal: turn.options.signal } : {}),
+        signal: turn.signal,
         ...(turn.options.onEvent ? { onEvent: turn.options.onEvent } : {}),
         toolContext: { sessionKey: turn.key, channel: turn.input.channel, chatId: turn.input.chatId },
-        onProgress: async (added) => {
-          session.messages.splice(base, Number.POSITIVE_INFINITY, ...added.map(stamp));
-          await this.deps.sessions.save(session);
-        },
+        onCheckpoint: (checkpoint) =>
+          persist(() => {
+            session.metadata.runtime_checkpoint = stampCheckpoint(checkpoint);
+          }),
+        onProgress: (messages) =>
+          persist(() => {
+            session.messages.push(...messages.map(stamp));
+            turn.saved += messages.length;
+            delete session.metadata.runtime_checkpoint;
+          }),
+        takeInjections: () => this.takeInjections(turn),
       });
       return 'save';
     },
@@ -161,7 +214,8 @@ export class AgentLoop {
     save: async (turn) => {
       const session = required(turn.session);
       const result = required(turn.result);
-      session.messages.splice(required(turn.baseLength), Number.POSITIVE_INFINITY, ...result.messages.map(stamp));
+      session.messages.push(...result.messages.slice(turn.saved).map(stamp));
+      delete session.metadata.runtime_checkpoint;
       delete session.metadata.pending_user_turn;
       await this.deps.sessions.save(session);
       return 'respond';
@@ -180,16 +234,34 @@ export class AgentLoop {
     },
   };
 
+  private takeInjections(turn: Turn): ChatMessage[] {
+    const active = this.active.get(turn.key);
+    if (!active) return [];
+    return active.queued.splice(0, MAX_INJECTED_PER_ITERATION).map(({ input, resolve }) => {
+      active.injected.push(resolve);
+      return this.deps.context.buildUserMessage(input.content, { channel: input.channel, chatId: input.chatId });
+    });
+  }
+
   /** Moves the conversation to an archive session and leaves the live one empty; nothing is deleted. */
   private async archive(session: Session): Promise<void> {
     const stampText = new Date().toISOString().replace(/[:.]/g, '-');
-    const archived = { ...session, key: `${session.key}:archived:${stampText}` };
+    const archived: Session = {
+      ...session,
+      key: `${session.key}:archived:${stampText}`,
+      messages: [...session.messages],
+    };
     await this.deps.sessions.save(archived);
     session.messages = [];
     session.lastConsolidated = 0;
     session.metadata = {};
     await this.deps.sessions.save(session);
   }
+}
+
+function isCommand(content: string, name?: string): boolean {
+  const word = content.trim().split(/\s+/, 1)[0]?.toLowerCase() ?? '';
+  return name ? word === name : ['/new', '/help', '/stop'].includes(word);
 }
 
 function required<T>(value: T | undefined): T {
@@ -201,10 +273,28 @@ function commandOutput(sessionKey: string, content: string): TurnOutput {
   return { content, sessionKey, stopReason: 'command', usage: { promptTokens: 0, completionTokens: 0 } };
 }
 
+/** Runs the given async function calls one after another (checkpoints from parallel tools must not interleave). */
+function serialised<A>(fn: (arg: A) => Promise<void>): (arg: A) => Promise<void> {
+  let chain: Promise<unknown> = Promise.resolve();
+  return (arg) => {
+    const run = chain.then(() => fn(arg));
+    chain = run.catch(() => undefined);
+    return run;
+  };
+}
+
 /** Marks when a message was recorded (once: a checkpointed message keeps its first stamp). */
 function stamp(message: ChatMessage): ChatMessage {
   message.timestamp ??= new Date().toISOString();
   return message;
+}
+
+function stampCheckpoint(checkpoint: RuntimeCheckpoint): RuntimeCheckpoint {
+  return {
+    assistant: stamp(checkpoint.assistant),
+    completed: checkpoint.completed.map(stamp),
+    pending: checkpoint.pending,
+  };
 }
 
 /** Session lines carry a timestamp the model must not see. */

@@ -45,12 +45,23 @@ export interface RunnerSpec {
   maxIterations: number;
 }
 
+/** The state of a tool round in flight, so a crash mid-round can be rebuilt on the next turn. */
+export interface RuntimeCheckpoint {
+  assistant: ChatMessage;
+  completed: ChatMessage[];
+  pending: ToolCall[];
+}
+
 export interface RunOptions {
   signal?: AbortSignal;
   toolContext?: Omit<ToolContext, 'signal'>;
   onEvent?: (event: RunnerEvent) => void;
-  /** Called after each complete model+tools round with the messages added so far (for checkpointing). */
-  onProgress?: (added: ChatMessage[]) => Promise<void>;
+  /** Called before the tools of a round run and after each one finishes. */
+  onCheckpoint?: (checkpoint: RuntimeCheckpoint) => Promise<void>;
+  /** Called with the messages that became final since the last call (a finished tool round, injected messages). */
+  onProgress?: (messages: ChatMessage[]) => Promise<void>;
+  /** Messages that arrived for this session while the turn runs; taken between iterations. */
+  takeInjections?: () => ChatMessage[];
 }
 
 export interface RunResult {
@@ -78,6 +89,7 @@ export class AgentRunner {
 
     for (let iteration = 1; iteration <= spec.maxIterations; iteration++) {
       if (options.signal?.aborted) return { content: '', messages: added, stopReason: 'aborted', usage };
+      if (iteration > 1) await this.injectPending(added, options);
       options.onEvent?.({ type: 'model-request', iteration });
       const response = await this.request(conversation(), 'auto', options, usage);
       if (response.finishReason === 'error') return this.failed(response, added, usage);
@@ -85,14 +97,15 @@ export class AgentRunner {
       const calls = response.toolCalls.filter(isWellFormed);
 
       if (calls.length > 0) {
-        added.push(assistantWithCalls(response, calls));
+        const assistantMessage = assistantWithCalls(response, calls);
         // The same calls with the same arguments, response after response, are refused from the third time on.
         const signature = calls.map(callKey).join('\n');
         identicalCalls = signature === lastSignature ? identicalCalls + 1 : 1;
         lastSignature = signature;
         const refuse = identicalCalls >= MAX_IDENTICAL_CALLS;
-        added.push(...(await this.executeTools(calls, options, refuse)));
-        await options.onProgress?.(added);
+        const results = await this.executeTools(assistantMessage, calls, options, refuse);
+        added.push(assistantMessage, ...results);
+        await options.onProgress?.([assistantMessage, ...results]);
         continue;
       }
 
@@ -146,16 +159,47 @@ export class AgentRunner {
   }
 
   /** Concurrency-safe calls run together; any other call runs alone, in order. Results keep call order. */
-  private async executeTools(calls: ToolCall[], options: RunOptions, refuse: boolean): Promise<ChatMessage[]> {
+  /** Appends messages that arrived mid-turn as one user message (keeps role alternation simple for every API). */
+  private async injectPending(added: ChatMessage[], options: RunOptions): Promise<void> {
+    const injected = options.takeInjections?.() ?? [];
+    if (injected.length === 0) return;
+    const parts = injected.map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)));
+    const message: ChatMessage = { role: 'user', content: parts.join('\n\n') };
+    added.push(message);
+    await options.onProgress?.([message]);
+  }
+
+  private async executeTools(
+    assistantMessage: ChatMessage,
+    calls: ToolCall[],
+    options: RunOptions,
+    refuse: boolean,
+  ): Promise<ChatMessage[]> {
     const { tools } = this.spec;
     const ctx: ToolContext = { ...options.toolContext, signal: options.signal ?? new AbortController().signal };
+    const completed = new Map<string, ChatMessage>();
+    const checkpoint = () =>
+      options.onCheckpoint?.({
+        assistant: assistantMessage,
+        completed: calls.flatMap((c) => completed.get(c.id) ?? []),
+        pending: calls.filter((c) => !completed.has(c.id)),
+      });
+    await checkpoint();
     const runOne = async (call: ToolCall): Promise<ChatMessage> => {
       options.onEvent?.({ type: 'tool-start', call });
       const result: ToolResult = refuse
         ? { content: repeatedCallNote(call.function.name, MAX_IDENTICAL_CALLS), isError: true }
         : await tools.execute(call, ctx);
       options.onEvent?.({ type: 'tool-end', call, result });
-      return { role: 'tool', tool_call_id: call.id, name: call.function.name, content: result.content };
+      const message: ChatMessage = {
+        role: 'tool',
+        tool_call_id: call.id,
+        name: call.function.name,
+        content: result.content,
+      };
+      completed.set(call.id, message);
+      await checkpoint();
+      return message;
     };
     const out: ChatMessage[] = [];
     let batch: ToolCall[] = [];

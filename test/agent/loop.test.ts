@@ -12,7 +12,7 @@ import { ToolRegistry } from '../../src/tools/registry.js';
 import { defineTool, ok } from '../../src/tools/types.js';
 import { call, FakeProvider, type Scripted } from '../helpers/fake-provider.js';
 
-async function setup(script: Scripted[]) {
+async function setup(script: Scripted[], extraTools: Parameters<ToolRegistry['register']>[0][] = []) {
   const dir = await mkdtemp(join(tmpdir(), 'nb-loop-'));
   const sessions = new JsonlSessionStore(join(dir, 'sessions'));
   const provider = new FakeProvider(script);
@@ -25,6 +25,7 @@ async function setup(script: Scripted[]) {
       execute: async ({ text }) => ok(text),
     }),
   );
+  for (const tool of extraTools) tools.register(tool);
   const runner = new AgentRunner({ provider, model: 'm', maxTokens: 100, tools, maxIterations: 5 });
   const context = new ContextBuilder({ workspace: dir });
   const loop = new AgentLoop({ sessions, context, runner });
@@ -129,5 +130,121 @@ describe('AgentLoop', () => {
     const session = await sessions.load('cli:direct');
     expect(session.messages[0]?.content).toMatch(/please keep me/);
     expect(existsSync(sessions.pathFor('cli:direct'))).toBe(true);
+  });
+
+  it('writes a checkpoint before and after each tool, and clears it when the round is saved', async () => {
+    const seen: unknown[] = [];
+    let sessionsRef: JsonlSessionStore | undefined;
+    const probe = defineTool({
+      name: 'probe',
+      description: 'looks at the stored checkpoint while running',
+      parameters: z.object({}),
+      execute: async () => {
+        seen.push((await sessionsRef?.load('cli:direct'))?.metadata.runtime_checkpoint);
+        return ok('probed');
+      },
+    });
+    const { loop, sessions } = await setup([{ toolCalls: [call('probe')] }, { content: 'done' }], [probe]);
+    sessionsRef = sessions;
+    await loop.processMessage(input('go'));
+    expect(seen[0]).toMatchObject({
+      assistant: { role: 'assistant' },
+      completed: [],
+      pending: [{ function: { name: 'probe' } }],
+    });
+    const after = await sessions.load('cli:direct');
+    expect(after.metadata.runtime_checkpoint).toBeUndefined();
+    expect(after.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+  });
+
+  it('restores a turn that crashed mid-round: finished results kept once, unfinished calls answered as interrupted', async () => {
+    const { loop, sessions, provider } = await setup([{ content: 'carrying on' }]);
+    const crashed = await sessions.load('cli:direct');
+    const a = call('echo', { text: 'a' });
+    const b = call('echo', { text: 'b' });
+    crashed.messages.push({ role: 'user', content: 'do two things' });
+    crashed.metadata.pending_user_turn = true;
+    crashed.metadata.runtime_checkpoint = {
+      assistant: { role: 'assistant', content: null, tool_calls: [a, b] },
+      completed: [{ role: 'tool', tool_call_id: a.id, name: 'echo', content: 'a' }],
+      pending: [b],
+    };
+    await sessions.save(crashed);
+
+    await loop.processMessage(input('what happened?'));
+    const session = await sessions.load('cli:direct');
+    const roles = session.messages.map((m) => m.role);
+    expect(roles).toEqual(['user', 'assistant', 'tool', 'tool', 'assistant', 'user', 'assistant']);
+    expect(session.messages[2]).toMatchObject({ tool_call_id: a.id, content: 'a' });
+    expect(session.messages[3]).toMatchObject({ tool_call_id: b.id, content: expect.stringMatching(/interrupted/) });
+    expect(session.metadata.runtime_checkpoint).toBeUndefined();
+    const sent = provider.requests[0]?.messages ?? [];
+    expect(sent.filter((m) => m.role === 'tool')).toHaveLength(2);
+  });
+
+  it('does not duplicate a round that was saved just before the crash', async () => {
+    const { loop, sessions } = await setup([{ content: 'ok' }]);
+    const crashed = await sessions.load('cli:direct');
+    const a = call('echo', { text: 'a' });
+    const assistant = { role: 'assistant' as const, content: null, tool_calls: [a] };
+    const result = { role: 'tool' as const, tool_call_id: a.id, name: 'echo', content: 'a' };
+    crashed.messages.push({ role: 'user', content: 'q' }, assistant, result);
+    crashed.metadata.pending_user_turn = true;
+    crashed.metadata.runtime_checkpoint = { assistant, completed: [result], pending: [] };
+    await sessions.save(crashed);
+    await loop.processMessage(input('next'));
+    const session = await sessions.load('cli:direct');
+    expect(session.messages.filter((m) => m.role === 'tool')).toHaveLength(1);
+    expect(session.messages.filter((m) => m.tool_calls)).toHaveLength(1);
+  });
+
+  it('injects a message that arrives during a turn into that turn', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const slow = defineTool({
+      name: 'slow',
+      description: 'waits',
+      parameters: z.object({}),
+      execute: async () => {
+        await gate;
+        return ok('slow done');
+      },
+    });
+    const { loop, provider } = await setup([{ toolCalls: [call('slow')] }, { content: 'answered both' }], [slow]);
+    const first = loop.processMessage(input('start a long task'));
+    await new Promise((r) => setTimeout(r, 20));
+    const second = loop.processMessage(input('also, use metric units'));
+    release();
+    const [a, b] = await Promise.all([first, second]);
+    expect(a.content).toBe('answered both');
+    expect(b).toMatchObject({ content: 'answered both', injected: true });
+    expect(provider.requests).toHaveLength(2);
+    const last = provider.requests[1]?.messages.at(-1);
+    expect(last?.role).toBe('user');
+    expect(String(last?.content)).toMatch(/^also, use metric units/);
+  });
+
+  it('/stop cancels the running turn at once and keeps what it finished', async () => {
+    const slow = defineTool({
+      name: 'slow',
+      description: 'waits for cancellation',
+      parameters: z.object({}),
+      execute: async (_args, ctx) => {
+        await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+        return ok('cancelled part-way');
+      },
+    });
+    const { loop, sessions } = await setup([{ toolCalls: [call('slow')] }, { content: 'never' }], [slow]);
+    const running = loop.processMessage(input('long job'));
+    await new Promise((r) => setTimeout(r, 20));
+    const stop = await loop.processMessage(input('/stop'));
+    expect(stop.content).toMatch(/Stopped/);
+    expect((await running).stopReason).toBe('aborted');
+    const session = await sessions.load('cli:direct');
+    expect(session.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+    expect(session.metadata.pending_user_turn).toBeUndefined();
+    expect((await loop.processMessage(input('/stop'))).content).toMatch(/No active task/);
   });
 });
