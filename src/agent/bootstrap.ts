@@ -152,6 +152,8 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
     reasoningEffort: model.reasoningEffort,
     tools,
     maxIterations: config.agents.defaults.maxToolIterations,
+    contextWindowTokens: model.contextWindowTokens,
+    maxToolResultChars: config.agents.defaults.maxToolResultChars,
   });
   const loop = new AgentLoop({ sessions, context, runner, log });
   const shutdown = async () => {

@@ -11,10 +11,12 @@ import type {
   ProviderError,
   StreamEvent,
   ToolCall,
+  ToolDefinition,
   Usage,
 } from '../providers/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolContext, ToolResult } from '../tools/types.js';
+import { prepareForModel } from './governor.js';
 import {
   CONTINUE_AFTER_LENGTH,
   EMPTY_RESPONSE_RETRY,
@@ -43,6 +45,10 @@ export interface RunnerSpec {
   reasoningEffort?: string | null;
   tools: ToolRegistry;
   maxIterations: number;
+  /** The model's context window; with it, the request is kept inside `window − maxTokens − tools − 1024`. */
+  contextWindowTokens?: number;
+  /** Per-result cap on the model-side copy (agents.defaults.maxToolResultChars). */
+  maxToolResultChars?: number;
 }
 
 /** The state of a tool round in flight, so a crash mid-round can be rebuilt on the next turn. */
@@ -138,10 +144,11 @@ export class AgentRunner {
     usage: Usage,
   ): Promise<LLMResponse> {
     const { spec } = this;
+    const tools = spec.tools.definitions();
     const stream = spec.provider.stream({
       model: spec.model,
-      messages,
-      tools: spec.tools.definitions(),
+      messages: this.governed(messages, tools),
+      tools,
       toolChoice,
       maxTokens: spec.maxTokens,
       ...(spec.temperature !== undefined ? { temperature: spec.temperature } : {}),
@@ -159,6 +166,18 @@ export class AgentRunner {
   }
 
   /** Concurrency-safe calls run together; any other call runs alone, in order. Results keep call order. */
+  /** The model-side copy: tool-call pairing repaired, big results cut, and old content cleared or snipped to fit. */
+  private governed(messages: ChatMessage[], tools: ToolDefinition[]): ChatMessage[] {
+    const { spec } = this;
+    const budgetTokens = spec.contextWindowTokens
+      ? spec.contextWindowTokens - spec.maxTokens - 1024 - Math.ceil(JSON.stringify(tools).length / 4)
+      : undefined;
+    return prepareForModel(messages, {
+      ...(budgetTokens !== undefined ? { budgetTokens: Math.max(budgetTokens, 1024) } : {}),
+      ...(spec.maxToolResultChars ? { maxToolResultChars: spec.maxToolResultChars } : {}),
+    }).messages;
+  }
+
   /** Appends messages that arrived mid-turn as one user message (keeps role alternation simple for every API). */
   private async injectPending(added: ChatMessage[], options: RunOptions): Promise<void> {
     const injected = options.takeInjections?.() ?? [];

@@ -200,6 +200,24 @@ describe('AgentRunner', () => {
     expect(result.error?.kind).toBe('auth');
   });
 
+  it('sends the model a repaired copy of a damaged history without touching the stored one', async () => {
+    const { runner, provider } = setup([{ content: 'fine' }]);
+    const dangling = call('echo', { text: 'lost' });
+    const history = [
+      { role: 'system' as const, content: 'sys' },
+      { role: 'user' as const, content: 'earlier' },
+      { role: 'assistant' as const, content: null, tool_calls: [dangling] },
+      { role: 'tool' as const, tool_call_id: 'orphan', name: 'echo', content: 'stray' },
+      { role: 'user' as const, content: 'now' },
+    ];
+    const before = JSON.stringify(history);
+    await runner.run(history);
+    expect(JSON.stringify(history)).toBe(before);
+    const sent = provider.requests[0]?.messages ?? [];
+    expect(sent.find((m) => m.tool_call_id === 'orphan')).toBeUndefined();
+    expect(sent.find((m) => m.tool_call_id === dangling.id)?.content).toMatch(/missing|interrupted/);
+  });
+
   it('checkpoints after each completed tool round', async () => {
     const { runner } = setup([{ toolCalls: [call('echo', { text: 'a' })] }, { content: 'done' }]);
     const snapshots: number[] = [];
