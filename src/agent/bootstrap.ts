@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { MessageBus } from '../bus/message-bus.js';
 import type { LoadedConfig } from '../config/load.js';
 import { effectiveModel, type ModelSettings } from '../config/model.js';
+import { Consolidator } from '../memory/consolidator.js';
+import { HistoryStore } from '../memory/history.js';
 import { createProvider, resolveProvider } from '../providers/index.js';
 import type { LLMProvider } from '../providers/types.js';
 import { createNetworkPolicy } from '../security/network.js';
@@ -16,12 +18,13 @@ import { createDefaultTools, createExecSessionManager } from '../tools/index.js'
 import { createMessageTool } from '../tools/message.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { ResultSpill } from '../tools/result-spill.js';
+import { createSearchHistoryTool } from '../tools/search-history.js';
 import { createWebFetchTool, createWebSearchTool } from '../tools/web/index.js';
 import { UserError } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import { WORKSPACE_TEMPLATES } from '../util/paths.js';
 import { ContextBuilder } from './context.js';
-import { AgentLoop } from './loop.js';
+import { AgentLoop, type SlashCommand } from './loop.js';
 import { AgentRunner } from './runner.js';
 
 export interface Agent {
@@ -68,6 +71,50 @@ export function providerSettings(loaded: LoadedConfig) {
       },
     ]),
   );
+}
+
+type DreamModules = typeof import('../memory/dream-commands.js') & { dream: import('../memory/dream.js').Dream };
+
+/** /dream, /dream-log, /dream-restore. Dream and git load on first use: most turns never need them. */
+function dreamCommands(
+  workspace: string,
+  history: HistoryStore,
+  runOptions: () => { provider: LLMProvider; model: string; maxTokens: number },
+): Record<string, SlashCommand> {
+  let loaded: Promise<DreamModules> | undefined;
+  const load = (): Promise<DreamModules> => {
+    loaded ??= (async () => {
+      const [{ Dream }, commands] = await Promise.all([
+        import('../memory/dream.js'),
+        import('../memory/dream-commands.js'),
+      ]);
+      return { ...commands, dream: new Dream({ workspace, history: history.asDreamSource() }) };
+    })();
+    return loaded;
+  };
+  return {
+    '/dream': {
+      description: 'consolidate recent history into long-term memory now',
+      run: async () => {
+        const { dream, dreamCommand } = await load();
+        return dreamCommand(dream, runOptions());
+      },
+    },
+    '/dream-log': {
+      description: 'list memory changes, or show one: /dream-log <sha>',
+      run: async (sha) => {
+        const { dream, dreamLogCommand } = await load();
+        return dreamLogCommand(dream.git, sha);
+      },
+    },
+    '/dream-restore': {
+      description: 'undo a memory change: /dream-restore <sha>',
+      run: async (sha) => {
+        const { dream, dreamRestoreCommand } = await load();
+        return dreamRestoreCommand(dream.git, sha);
+      },
+    },
+  };
 }
 
 function networkPolicy(whitelist: string[]) {
@@ -139,10 +186,23 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
   );
 
   const sessions = new JsonlSessionStore(await sessionsDirFor(loaded.dataDir, workspace), log);
+  const history = new HistoryStore(workspace, { timezone: config.agents.defaults.timezone, log });
+  tools.register(createSearchHistoryTool({ history, sessions }));
   const context = new ContextBuilder({
     workspace,
     templatesDir: WORKSPACE_TEMPLATES,
     timezone: config.agents.defaults.timezone,
+    history,
+  });
+  const consolidator = new Consolidator({
+    provider,
+    model: model.model,
+    history,
+    contextWindowTokens: model.contextWindowTokens,
+    maxTokens: model.maxTokens,
+    consolidationRatio: config.agents.defaults.consolidationRatio,
+    persist: (session) => sessions.save(session),
+    log,
   });
   const runner = new AgentRunner({
     provider,
@@ -155,7 +215,20 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
     contextWindowTokens: model.contextWindowTokens,
     maxToolResultChars: config.agents.defaults.maxToolResultChars,
   });
-  const loop = new AgentLoop({ sessions, context, runner, log });
+  const commands = dreamCommands(workspace, history, () => ({
+    provider,
+    model: config.agents.defaults.dream.modelOverride ?? model.model,
+    maxTokens: model.maxTokens,
+  }));
+  const loop = new AgentLoop({
+    sessions,
+    context,
+    runner,
+    log,
+    commands,
+    consolidator,
+    toolDefinitions: () => tools.definitions(),
+  });
   const shutdown = async () => {
     await execSessions.shutdown();
     killAllShellProcesses();

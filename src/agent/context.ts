@@ -5,12 +5,21 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { type EntryLimits, HistoryStore } from '../memory/history.js';
+import {
+  type ArchivedSummary,
+  archivedSummarySection,
+  readArchivedSummary,
+  recentHistorySection,
+} from '../memory/prompts.js';
 import type { ChatMessage, ContentPart } from '../providers/types.js';
 import { identitySection, TOOL_CONTRACT } from './prompts.js';
 
 const SECTION_SEPARATOR = '\n\n---\n\n';
 const BOOTSTRAP_FILES = ['AGENTS.md', 'SOUL.md', 'USER.md'] as const;
 const RUNTIME_MARKER = '[Runtime Context]';
+/** nanobot's bounds for `# Recent History`: the newest entries since the last Dream that fit both. */
+const RECENT_HISTORY_LIMITS: Required<EntryLimits> = { maxEntries: 50, maxTokens: 8_000 };
 
 export interface ContextBuilderOptions {
   workspace: string;
@@ -19,6 +28,16 @@ export interface ContextBuilderOptions {
   timezone?: string;
   platform?: string;
   nodeVersion?: string;
+  /** Source of `# Recent History`; defaults to `<workspace>/memory/history.jsonl`. */
+  history?: HistoryStore;
+  recentHistoryLimits?: EntryLimits;
+}
+
+/** Per-session parts of the system prompt. They follow the fixed sections, so the cacheable prefix stays long. */
+export interface PromptSessionParts {
+  /** The archived-context summary; read from `session.metadata._last_summary` when a session is given. */
+  summary?: ArchivedSummary;
+  session?: { metadata: Record<string, unknown> };
 }
 
 export interface RuntimeInfo {
@@ -28,9 +47,13 @@ export interface RuntimeInfo {
 }
 
 export class ContextBuilder {
-  constructor(private readonly options: ContextBuilderOptions) {}
+  private readonly history: HistoryStore;
 
-  buildSystemPrompt(): string {
+  constructor(private readonly options: ContextBuilderOptions) {
+    this.history = options.history ?? new HistoryStore(options.workspace, { timezone: options.timezone ?? 'UTC' });
+  }
+
+  buildSystemPrompt(sessionParts: PromptSessionParts = {}): string {
     const { workspace } = this.options;
     const parts = [
       identitySection({
@@ -46,6 +69,15 @@ export class ContextBuilder {
     parts.push(TOOL_CONTRACT);
     const memory = this.readUserFile(join('memory', 'MEMORY.md'));
     if (memory) parts.push(`# Memory\n\n${memory}`);
+    // Below here things change: history grows as sessions consolidate, the summary is per session.
+    const recent = this.history.entriesAfter(this.history.readDreamCursor(), {
+      ...RECENT_HISTORY_LIMITS,
+      ...this.options.recentHistoryLimits,
+    });
+    if (recent.length > 0) parts.push(recentHistorySection(recent));
+    const summary =
+      sessionParts.summary ?? (sessionParts.session ? readArchivedSummary(sessionParts.session.metadata) : undefined);
+    if (summary) parts.push(archivedSummarySection(summary));
     return parts.join(SECTION_SEPARATOR);
   }
 
@@ -56,8 +88,8 @@ export class ContextBuilder {
     return { role: 'user', content: [...content, { type: 'text', text: block }] };
   }
 
-  buildMessages(history: ChatMessage[], user: ChatMessage): ChatMessage[] {
-    return [{ role: 'system', content: this.buildSystemPrompt() }, ...history, user];
+  buildMessages(history: ChatMessage[], user: ChatMessage, sessionParts: PromptSessionParts = {}): ChatMessage[] {
+    return [{ role: 'system', content: this.buildSystemPrompt(sessionParts) }, ...history, user];
   }
 
   /** Trimmed file text, or undefined when missing, empty or still the unedited template. */

@@ -5,7 +5,9 @@
  * before and after every tool, and each finished round is saved, so a crash or Ctrl+C loses at most the tool call
  * that was running — and the next turn restores what was done.
  */
-import type { ChatMessage, ProviderError, Usage } from '../providers/types.js';
+import type { Consolidator } from '../memory/consolidator.js';
+import { estimateTextTokens } from '../memory/tokens.js';
+import type { ChatMessage, ProviderError, ToolDefinition, Usage } from '../providers/types.js';
 import type { Session, SessionStore } from '../session/types.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import type { ContextBuilder } from './context.js';
@@ -35,11 +37,23 @@ export interface TurnOptions {
   onEvent?: (event: RunnerEvent) => void;
 }
 
+/** A slash command beyond the built-ins (e.g. `/dream`): gets the text after the command, returns the reply. */
+export interface SlashCommand {
+  description: string;
+  run(args: string, sessionKey: string): Promise<string>;
+}
+
 export interface AgentLoopDeps {
   sessions: SessionStore;
   context: ContextBuilder;
   runner: AgentRunner;
   log?: Logger;
+  /** Extra commands by name, including the slash (`/dream`). */
+  commands?: Record<string, SlashCommand>;
+  /** Keeps the model-visible history inside the context window by summarising the oldest part into history.jsonl. */
+  consolidator?: Consolidator;
+  /** The tool definitions sent with each request (their size counts against the context window). */
+  toolDefinitions?: () => ToolDefinition[];
 }
 
 type TurnState = 'restore' | 'command' | 'build' | 'run' | 'save' | 'respond' | 'done';
@@ -55,6 +69,8 @@ interface Turn {
   request?: ChatMessage[];
   /** How many of the run's messages are already in `session.messages`. */
   saved: number;
+  /** Tokens of the request that are not history: system prompt, tool definitions, the new message. */
+  fixedTokens?: number;
   result?: RunResult;
   output?: TurnOutput;
   trace: { state: TurnState; ms: number }[];
@@ -69,10 +85,11 @@ interface ActiveTurn {
 
 const MAX_QUEUED = 20;
 const MAX_INJECTED_PER_ITERATION = 3;
-const HELP_TEXT = `Commands:
-/new — start a new conversation (the old one is kept on disk)
-/stop — cancel the running turn (what it finished is kept)
-/help — show this help`;
+const BUILTIN_HELP = [
+  '/new — start a new conversation (the old one is kept on disk)',
+  '/stop — cancel the running turn (what it finished is kept)',
+  '/help — show this help',
+];
 
 export class AgentLoop {
   private readonly log: Logger;
@@ -81,6 +98,11 @@ export class AgentLoop {
 
   constructor(private readonly deps: AgentLoopDeps) {
     this.log = deps.log ?? silentLogger;
+  }
+
+  /** True while a turn of this session is running or waiting to run. */
+  isActive(key: string): boolean {
+    return this.tails.has(key) || this.active.has(key);
   }
 
   static sessionKey(input: TurnInput): string {
@@ -95,7 +117,7 @@ export class AgentLoop {
     const key = AgentLoop.sessionKey(input);
     if (isCommand(input.content, '/stop')) return Promise.resolve(this.stop(key));
     const busy = this.active.get(key);
-    if (busy && busy.queued.length < MAX_QUEUED && !isCommand(input.content)) {
+    if (busy && busy.queued.length < MAX_QUEUED && !this.isCommand(input.content)) {
       return new Promise((resolve) => busy.queued.push({ input, options, resolve }));
     }
     return this.enqueue(key, input, options);
@@ -147,6 +169,8 @@ export class AgentLoop {
 
   private readonly steps: Record<Exclude<TurnState, 'done'>, (turn: Turn) => Promise<TurnState>> = {
     restore: async (turn) => {
+      // A background consolidation of the previous turn saves this session too: let it finish first.
+      await this.deps.consolidator?.settled(turn.key);
       const session = await this.deps.sessions.load(turn.key);
       if (restoreInterruptedTurn(session)) {
         this.log.warn(`session ${turn.key}: the previous turn was interrupted; restored what it had finished`);
@@ -159,7 +183,14 @@ export class AgentLoop {
     command: async (turn) => {
       const session = required(turn.session);
       if (isCommand(turn.input.content, '/help')) {
-        turn.output = commandOutput(turn.key, HELP_TEXT);
+        const extra = Object.entries(this.deps.commands ?? {}).map(([name, c]) => `${name} — ${c.description}`);
+        turn.output = commandOutput(turn.key, ['Commands:', ...BUILTIN_HELP, ...extra].join('\n'));
+        return 'done';
+      }
+      const [word = '', ...rest] = turn.input.content.trim().split(/\s+/);
+      const extra = this.deps.commands?.[word.toLowerCase()];
+      if (extra) {
+        turn.output = commandOutput(turn.key, await extra.run(rest.join(' '), turn.key));
         return 'done';
       }
       if (isCommand(turn.input.content, '/new')) {
@@ -218,6 +249,10 @@ export class AgentLoop {
       delete session.metadata.runtime_checkpoint;
       delete session.metadata.pending_user_turn;
       await this.deps.sessions.save(session);
+      const { consolidator } = this.deps;
+      if (consolidator) {
+        void consolidator.maybeConsolidate(session, { mode: 'background', systemPromptTokens: turn.fixedTokens ?? 0 });
+      }
       return 'respond';
     },
 
@@ -233,6 +268,17 @@ export class AgentLoop {
       return 'done';
     },
   };
+
+  private fixedTokens(session: Session, user: ChatMessage): number {
+    const system = this.deps.context.buildSystemPrompt({ session });
+    const tools = JSON.stringify(this.deps.toolDefinitions?.() ?? []);
+    return estimateTextTokens(system) + estimateTextTokens(tools) + estimateTextTokens(JSON.stringify(user.content));
+  }
+
+  private isCommand(content: string): boolean {
+    const word = content.trim().split(/\s+/, 1)[0]?.toLowerCase() ?? '';
+    return isCommand(content) || word in (this.deps.commands ?? {});
+  }
 
   private takeInjections(turn: Turn): ChatMessage[] {
     const active = this.active.get(turn.key);

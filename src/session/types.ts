@@ -21,10 +21,20 @@ export interface SessionSummary {
 }
 
 export interface SessionStore {
-  /** Loads a session, or returns a fresh empty one when none is stored. Never throws on a damaged file. */
+  /**
+   * Loads a session, or returns a fresh empty one when none is stored. Never throws on a damaged file.
+   * Each call returns a new object; keep one per key while a turn runs and save that one.
+   */
   load(key: string): Promise<Session>;
-  /** Persists the whole session atomically. */
+  /**
+   * Persists what changed since this object was loaded or saved: appends new messages (and a metadata line when
+   * metadata or `lastConsolidated` changed). Saved messages are treated as immutable: removing or replacing them
+   * (e.g. `/new` emptying the session) makes this an atomic rewrite, but an in-place edit goes unnoticed, so call
+   * `rewrite` after one. A session object never loaded from this store is written out whole.
+   */
   save(session: Session): Promise<void>;
+  /** Rewrites the whole session file atomically (after editing saved messages in place). */
+  rewrite(session: Session): Promise<void>;
   list(): Promise<SessionSummary[]>;
   delete(key: string): Promise<void>;
 }

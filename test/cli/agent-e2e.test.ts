@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
@@ -62,10 +62,12 @@ describe.each([
 
     const lines = sessionLines(home);
     expect(lines[0]).toMatchObject({ _type: 'metadata', key: 'cli:direct' });
-    const roles = lines.slice(1).map((l) => l.role);
+    // Later metadata lines (appended as the turn progresses) override the first, as in nanobot.
+    const messages = lines.filter((l) => l._type === undefined);
+    const roles = messages.map((l) => l.role);
     expect(roles).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
-    expect(String(lines[1]?.content)).toMatch(/^Write my todo list/);
-    expect(lines.at(-1)?.content).toBe('Saved your list: buy milk, call mom.');
+    expect(String(messages[0]?.content)).toMatch(/^Write my todo list/);
+    expect(messages.at(-1)?.content).toBe('Saved your list: buy milk, call mom.');
 
     // A second message in the same session carries the first turn to the model.
     fake.enqueue({ text: 'You asked me to write your todo list.' });
@@ -157,6 +159,39 @@ describe('nanobot agent interactive', () => {
     expect(result.stdout).toContain('first reply');
     expect(result.stdout.indexOf('second reply')).toBeGreaterThan(result.stdout.indexOf('first reply'));
     expect(result.stdout).not.toContain('never');
+    expect(fake.requests).toHaveLength(2);
+  });
+});
+
+describe('nanobot agent /dream', () => {
+  it('moves new history into MEMORY.md, commits it to git, and /dream-log shows it', async () => {
+    const home = tempHome();
+    await runCli(['onboard'], home);
+    const workspace = join(home, '.nanobot', 'workspace');
+    const entry = { cursor: 1, timestamp: '2026-11-29 10:00', content: 'The user said they prefer tea over coffee.' };
+    writeFileSync(join(workspace, 'memory', 'history.jsonl'), `${JSON.stringify(entry)}\n`);
+    fake = await startFakeLLM([
+      {
+        toolCalls: [
+          {
+            name: 'edit_file',
+            arguments: {
+              path: 'memory/MEMORY.md',
+              old_text: '## Preferences',
+              new_text: '## Preferences\n\n- Prefers tea over coffee',
+            },
+          },
+        ],
+      },
+      { text: 'Recorded the tea preference.' },
+    ]);
+    const env = { ANTHROPIC_API_KEY: 'k', NANOBOT_PROVIDERS__ANTHROPIC__API_BASE: fake.url };
+    const dream = await runCli(['agent', '-m', '/dream'], home, env);
+    expect(dream.code).toBe(0);
+    expect(readFileSync(join(workspace, 'memory', 'MEMORY.md'), 'utf8')).toContain('- Prefers tea over coffee');
+    expect(readFileSync(join(workspace, 'memory', '.dream_cursor'), 'utf8').trim()).toBe('1');
+    const log = await runCli(['agent', '-m', '/dream-log'], home, env);
+    expect(log.stdout).toMatch(/MEMORY\.md/);
     expect(fake.requests).toHaveLength(2);
   });
 });

@@ -1,0 +1,86 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ContextBuilder } from '../../src/agent/context.js';
+import { HistoryStore } from '../../src/memory/history.js';
+import { writeArchivedSummary } from '../../src/memory/prompts.js';
+import { newSession } from '../../src/session/types.js';
+
+async function workspace(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'nb-context-'));
+  mkdirSync(join(dir, 'memory'), { recursive: true });
+  writeFileSync(join(dir, 'memory', 'MEMORY.md'), 'The user likes tea.');
+  writeFileSync(join(dir, 'SOUL.md'), 'Be brief.');
+  return dir;
+}
+
+describe('ContextBuilder memory sections', () => {
+  it('has no memory sections when there is no history and no summary', async () => {
+    const dir = await workspace();
+    const prompt = new ContextBuilder({ workspace: dir }).buildSystemPrompt();
+    expect(prompt).toContain('# Memory\n\nThe user likes tea.');
+    expect(prompt).not.toContain('# Recent History');
+    expect(prompt).not.toContain('[Archived Context Summary]');
+  });
+
+  it('appends Recent History (after the Dream cursor) and the summary after the fixed sections', async () => {
+    const dir = await workspace();
+    const history = new HistoryStore(dir, { now: () => new Date('2026-02-01T10:00:00Z') });
+    await history.append('[durable] dreamed already');
+    await history.append('[durable] booked a flight to Lisbon');
+    await history.writeDreamCursor(1);
+    const session = newSession('cli:direct');
+    writeArchivedSummary(session.metadata, {
+      text: '[ephemeral] we were comparing hotels',
+      lastActive: '2026-02-01T09:58:00.000Z',
+    });
+    const builder = new ContextBuilder({ workspace: dir });
+    const prompt = builder.buildSystemPrompt({ session });
+
+    expect(prompt).not.toContain('dreamed already');
+    const order = ['# Using tools', '# Memory', '# Recent History', '[2026-02-01 10:00]\n[durable] booked a flight'];
+    const positions = order.map((marker) => prompt.indexOf(marker));
+    expect(positions.every((p) => p >= 0)).toBe(true);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+    expect(prompt.endsWith('[ephemeral] we were comparing hotels')).toBe(true);
+    expect(prompt).toContain(
+      '[Archived Context Summary]\nEarlier messages of this conversation (up to 2026-02-01 09:58)',
+    );
+
+    // The fixed part is a prefix of the prompt with memory sections: the cacheable prefix stays long.
+    const fixed = new ContextBuilder({ workspace: dir, recentHistoryLimits: { maxEntries: 0 } }).buildSystemPrompt();
+    expect(prompt.startsWith(fixed)).toBe(true);
+
+    // Byte-identical while nothing changes; changes once history grows.
+    expect(builder.buildSystemPrompt({ session })).toBe(prompt);
+    await history.append('[durable] new fact');
+    expect(builder.buildSystemPrompt({ session })).not.toBe(prompt);
+  });
+
+  it('keeps only the newest entries within 50 entries and the token cap', async () => {
+    const dir = await workspace();
+    const history = new HistoryStore(dir);
+    for (let i = 1; i <= 60; i++) await history.append(`entry ${i}`);
+    const prompt = new ContextBuilder({ workspace: dir }).buildSystemPrompt();
+    expect(prompt).toContain('entry 60');
+    expect(prompt).toContain('entry 11\n');
+    expect(prompt).not.toContain('entry 10\n');
+
+    const capped = new ContextBuilder({ workspace: dir, recentHistoryLimits: { maxTokens: 40 } }).buildSystemPrompt();
+    expect(capped).toContain('entry 60');
+    expect(capped).not.toContain('entry 50\n');
+  });
+
+  it('passes the summary into buildMessages', async () => {
+    const dir = await workspace();
+    const session = newSession('k');
+    writeArchivedSummary(session.metadata, { text: 'summary text' });
+    const builder = new ContextBuilder({ workspace: dir });
+    const user = builder.buildUserMessage('hi', { channel: 'cli', chatId: 'direct' });
+    const [system] = builder.buildMessages([], user, { session });
+    expect(String(system?.content)).toContain('[Archived Context Summary]');
+    expect(String(system?.content)).toContain('summary text');
+  });
+});
