@@ -208,8 +208,20 @@ export class AgentLoop {
         channel: turn.input.channel,
         chatId: turn.input.chatId,
       });
+      const { consolidator } = this.deps;
+      if (consolidator) {
+        // Only a request that would overflow the window waits for consolidation; otherwise it runs after the reply.
+        turn.fixedTokens = this.fixedTokens(session, user);
+        if (await consolidator.needsBlocking(session, turn.fixedTokens)) {
+          await consolidator.maybeConsolidate(session, {
+            mode: 'blocking',
+            signal: turn.signal,
+            systemPromptTokens: turn.fixedTokens,
+          });
+        }
+      }
       const history = session.messages.slice(session.lastConsolidated).map(forModel);
-      turn.request = context.buildMessages(history, user);
+      turn.request = context.buildMessages(history, user, { session });
       session.messages.push(stamp({ ...user }));
       session.metadata.pending_user_turn = true;
       session.metadata.last_channel = `${turn.input.channel}:${turn.input.chatId}`;
