@@ -1,0 +1,103 @@
+/**
+ * The heartbeat: every `gateway.heartbeat.intervalS`, if HEARTBEAT.md lists active tasks, one agent turn works on
+ * them in the `heartbeat` session; an evaluator then decides whether the result is worth a message to the user.
+ * No tasks → no LLM call. The evaluator fails closed, and "nothing to report" is never sent.
+ */
+import type { LLMProvider } from '../providers/types.js';
+import { type Logger, silentLogger } from '../util/log.js';
+import { readActiveTasks } from './tasks.js';
+
+export const HEARTBEAT_SESSION = 'heartbeat';
+
+export interface HeartbeatOptions {
+  workspace: string;
+  intervalS: number;
+  /** Runs an agent turn in the heartbeat session and returns its answer. */
+  runTurn: (prompt: string) => Promise<string>;
+  /** Asks the model whether `result` deserves a notification; the default uses `evaluator` below. */
+  evaluate: (result: string, tasks: string[]) => Promise<boolean>;
+  /** Delivers a notification to the user's last active chat. */
+  notify: (text: string) => Promise<void>;
+  log?: Logger;
+  now?: () => Date;
+}
+
+export interface HeartbeatReport {
+  ran: boolean;
+  notified: boolean;
+  tasks: number;
+}
+
+export class HeartbeatService {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<HeartbeatReport> | undefined;
+  private readonly log: Logger;
+
+  constructor(private readonly options: HeartbeatOptions) {
+    this.log = options.log ?? silentLogger;
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.tick(), this.options.intervalS * 1000);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running?.catch(() => undefined);
+  }
+
+  /** One heartbeat; overlapping ticks share the run in progress. */
+  tick(): Promise<HeartbeatReport> {
+    this.running ??= this.beat().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async beat(): Promise<HeartbeatReport> {
+    const tasks = readActiveTasks(this.options.workspace);
+    if (tasks.length === 0) return { ran: false, notified: false, tasks: 0 };
+    const now = (this.options.now?.() ?? new Date()).toISOString();
+    const prompt =
+      `[Heartbeat ${now}] Work on these tasks from HEARTBEAT.md:\n${tasks.map((t) => `- ${t}`).join('\n')}\n\n` +
+      'Report only what the user should know now. If there is nothing new, answer exactly: nothing to report.';
+    try {
+      const result = (await this.options.runTurn(prompt)).trim();
+      if (!result || /^nothing to report\.?$/i.test(result)) return { ran: true, notified: false, tasks: tasks.length };
+      const worth = await this.options.evaluate(result, tasks).catch(() => false);
+      if (worth) await this.options.notify(result);
+      return { ran: true, notified: worth, tasks: tasks.length };
+    } catch (err) {
+      this.log.warn(`heartbeat failed: ${(err as Error).message}`);
+      return { ran: true, notified: false, tasks: tasks.length };
+    }
+  }
+}
+
+/** An evaluator that asks the model a yes/no question; any failure or unclear answer means "don't notify". */
+export function modelEvaluator(
+  provider: LLMProvider,
+  model: string,
+): (result: string, tasks: string[]) => Promise<boolean> {
+  return async (result, tasks) => {
+    const stream = provider.stream({
+      model,
+      maxTokens: 10,
+      temperature: 0,
+      messages: [
+        {
+          role: 'system',
+          content:
+            'You decide whether a background task result deserves a chat message to the user right now. ' +
+            'Answer only "yes" or "no". Say no for routine status, "all clear", or anything with nothing new or actionable.',
+        },
+        { role: 'user', content: `Tasks:\n${tasks.join('\n')}\n\nResult:\n${result}\n\nNotify the user?` },
+      ],
+    });
+    const response = await stream.result();
+    return response.finishReason !== 'error' && /^\s*yes\b/i.test(response.content ?? '');
+  };
+}
