@@ -250,8 +250,16 @@ export class ExecSessionManager {
     this.stopReaper();
     const processes = [...this.sessions.values()].map((session) => session.process);
     this.sessions.clear();
+    if (processes.length === 0) return;
     for (const process of processes) process.kill('shutdown');
-    await Promise.race([Promise.all(processes.map((process) => process.done)), sleep(TERMINATE_WAIT_MS)]);
+    // An unref'd timer: waiting for stragglers must not itself keep the process alive.
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, TERMINATE_WAIT_MS);
+      timer.unref();
+    });
+    await Promise.race([Promise.all(processes.map((process) => process.done)), deadline]);
+    clearTimeout(timer);
   }
 
   /** Same as shutdown(). */
