@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { MessageBus } from '../bus/message-bus.js';
 import type { LoadedConfig } from '../config/load.js';
 import { effectiveModel, type ModelSettings } from '../config/model.js';
+import { CronService } from '../cron/service.js';
 import { Consolidator } from '../memory/consolidator.js';
 import { HistoryStore } from '../memory/history.js';
 import { createProvider, resolveProvider } from '../providers/index.js';
@@ -13,6 +14,7 @@ import { createNetworkPolicy } from '../security/network.js';
 import { createPathPolicy } from '../security/workspace.js';
 import { JsonlSessionStore } from '../session/jsonl-store.js';
 import { sessionsDirFor } from '../session/location.js';
+import { createCronTool } from '../tools/cron.js';
 import { killAllShellProcesses } from '../tools/exec-process.js';
 import { createDefaultTools, createExecSessionManager } from '../tools/index.js';
 import { createMessageTool } from '../tools/message.js';
@@ -43,7 +45,11 @@ export interface CreateAgentOptions {
   log?: Logger;
   env?: NodeJS.ProcessEnv;
   bus?: MessageBus;
+  /** The gateway's running cron service; without it jobs are only written for the gateway to run. */
+  cron?: CronService;
 }
+
+const notRunning = async () => ({ status: 'error' as const, error: 'cron jobs run in `nanobot gateway`' });
 
 /** Resolves the provider for the configured model, or throws a UserError that says which key to set. */
 export function providerFor(loaded: LoadedConfig, model: ModelSettings, env: NodeJS.ProcessEnv): LLMProvider {
@@ -188,6 +194,10 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
   const sessions = new JsonlSessionStore(await sessionsDirFor(loaded.dataDir, workspace), log);
   const history = new HistoryStore(workspace, { timezone: config.agents.defaults.timezone, log });
   tools.register(createSearchHistoryTool({ history, sessions }));
+  // Without a running gateway the service is not started: adding a job writes jobs.json, and the gateway fires it.
+  const cron =
+    options.cron ?? new CronService({ workspace, timezone: config.agents.defaults.timezone, log, onRun: notRunning });
+  tools.register(createCronTool({ service: cron, timezone: config.agents.defaults.timezone }));
   const context = new ContextBuilder({
     workspace,
     templatesDir: WORKSPACE_TEMPLATES,

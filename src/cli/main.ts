@@ -59,6 +59,33 @@ function buildProgram(): Command {
       return runStatus(opts);
     });
 
+  const cron = program.command('cron').description('manage scheduled jobs (<workspace>/cron/jobs.json)');
+  const runCron = async (sub: string, args: string[], opts: object) => {
+    const commands = await import('./commands/cron.js');
+    return commands.runCron(sub, args, opts);
+  };
+  withCommon(cron.command('list'))
+    .description('list jobs with their next run')
+    .action((o: GlobalOptions) => runCron('list', [], o));
+  withCommon(cron.command('add'))
+    .description('add a job (a plain reminder unless --agent)')
+    .option('--name <name>', 'job name (default: the start of the message)')
+    .requiredOption('--message <text>', 'what to send, or the task for the agent')
+    .option('--every <interval>', 'repeat every N seconds, or 30m / 2h / 1d')
+    .option('--cron <expr>', 'cron expression, e.g. "0 9 * * *"')
+    .option('--tz <iana>', 'time zone for --cron, e.g. Europe/Berlin')
+    .option('--at <iso>', 'run once at this time (local time unless it has an offset)')
+    .option('--channel <channel>', 'deliver to this channel (e.g. telegram)')
+    .option('--chat-id <id>', 'deliver to this chat')
+    .option('--agent', 'run as an agent turn instead of sending the message as-is')
+    .action((o: object) => runCron('add', [], o));
+  withCommon(cron.command('remove <id>'))
+    .description('remove a job')
+    .action((id: string, o: GlobalOptions) => runCron('remove', [id], o));
+  withCommon(cron.command('run <id>'))
+    .description('run a job once now')
+    .action((id: string, o: GlobalOptions) => runCron('run', [id], o));
+
   const config = program.command('config').description('inspect the configuration');
   withCommon(config.command('schema'))
     .description('print the JSON Schema of config.json')

@@ -1,0 +1,393 @@
+/**
+ * Runs the jobs in `<workspace>/cron/jobs.json`. One timer sleeps until the earliest due job (at most `maxSleepMs`,
+ * which doubles as the mtime check that catches file changes fs.watch missed and bounds drift after a system
+ * suspend). A directory watch picks up jobs added by `nanobot cron add` or a hand edit while the gateway runs.
+ * The file is the source of truth: every change re-reads it under a cross-process lock before writing.
+ */
+import { randomBytes } from 'node:crypto';
+import { type FSWatcher, watch } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
+import { errorMessage } from '../util/errors.js';
+import { type Logger, silentLogger } from '../util/log.js';
+import { type CronClock, systemClock } from './clock.js';
+import { runAsCronJob } from './context.js';
+import {
+  type FinishedRun,
+  fillNextRuns,
+  needsNextRun,
+  type RunTrigger,
+  recordRun,
+  scheduleProblem,
+  skipMissed,
+} from './job-state.js';
+import { formatInstant, nextRunAt, toStoredSchedule, validateSchedule } from './schedule.js';
+import {
+  type CronStoreData,
+  cronStorePath,
+  type FileStamp,
+  fileStamp,
+  readCronStore,
+  sameStamp,
+  updateCronStore,
+} from './store.js';
+import {
+  CronError,
+  type CronJob,
+  type CronRunHandler,
+  type CronRunResult,
+  isProtectedJob,
+  type NewCronJob,
+} from './types.js';
+
+export interface CronServiceOptions {
+  workspace: string;
+  /** Executes a due job's payload. Throwing counts as status `error`. */
+  onRun: CronRunHandler;
+  clock?: CronClock;
+  log?: Logger;
+  /** A job whose time passed while the service was stopped runs once on start (default). False: skip to the next slot. */
+  catchUpMissed?: boolean;
+  /** For cron jobs stored without `tz`, and for wording times (agents.defaults.timezone). */
+  timezone?: string;
+  /** Longest sleep between checks, ms. Default 60 s. */
+  maxSleepMs?: number;
+  /** Watch the store directory for changes (default true). The periodic mtime check runs regardless. */
+  watch?: boolean;
+}
+
+const WATCH_DEBOUNCE_MS = 30;
+
+export class CronService {
+  readonly storePath: string;
+  private readonly onRun: CronRunHandler;
+  private readonly clock: CronClock;
+  private readonly log: Logger;
+  private readonly catchUpMissed: boolean;
+  private readonly timezone: string | undefined;
+  private readonly maxSleepMs: number;
+  private readonly useWatch: boolean;
+
+  private jobs: CronJob[] = [];
+  private invalidEntries: string[] = [];
+  private readonly scheduleProblems = new Map<string, string>();
+  private loaded = false;
+  private stamp: FileStamp | null = null;
+  private unreadableStamp: FileStamp | null = null;
+  private started = false;
+  private timer: unknown;
+  private watcher: FSWatcher | undefined;
+  private watchDebounce: NodeJS.Timeout | undefined;
+  private readonly running = new Set<string>();
+  private readonly pending = new Set<Promise<unknown>>();
+  /** Serialises reads and writes of the store within this process (the file lock covers other processes). */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(options: CronServiceOptions) {
+    this.storePath = cronStorePath(options.workspace);
+    this.onRun = options.onRun;
+    this.clock = options.clock ?? systemClock;
+    this.log = options.log ?? silentLogger;
+    this.catchUpMissed = options.catchUpMissed ?? true;
+    this.timezone = options.timezone;
+    this.maxSleepMs = options.maxSleepMs ?? 60_000;
+    this.useWatch = options.watch ?? true;
+  }
+
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    await mkdir(dirname(this.storePath), { recursive: true });
+    await this.serial(async () => {
+      await this.syncFromDisk();
+      const now = this.clock.now();
+      const missed = this.jobs.filter((job) => this.isSchedulable(job) && job.state.nextRunAtMs! <= now);
+      if (!missed.length) return;
+      if (this.catchUpMissed) {
+        this.log.info(`cron: ${missed.length} job(s) missed while stopped will run now`);
+        return;
+      }
+      const skipped = await this.update((data) => skipMissed(data, now, this.timezone));
+      for (const job of skipped) this.log.info(`cron: skipped '${job.name}' (${job.id}), missed while stopped`);
+    }).catch((err) => this.log.error(`cron: ${errorMessage(err)}`));
+    this.startWatching();
+    this.arm();
+  }
+
+  /** Stops timers and the watcher. Runs in progress finish and are recorded; `idle()` waits for them. */
+  async stop(): Promise<void> {
+    this.started = false;
+    if (this.timer !== undefined) this.clock.clearTimer(this.timer);
+    this.timer = undefined;
+    if (this.watchDebounce) clearTimeout(this.watchDebounce);
+    this.watchDebounce = undefined;
+    this.watcher?.close();
+    this.watcher = undefined;
+  }
+
+  /** Resolves when no reload, run or bookkeeping is in flight. */
+  async idle(): Promise<void> {
+    while (this.pending.size) await Promise.allSettled([...this.pending]);
+  }
+
+  /** When the earliest scheduled job is due, as this instance last saw the store (no disk access). */
+  nextWakeAt(): number | null {
+    let earliest: number | null = null;
+    for (const job of this.jobs) {
+      if (!this.isSchedulable(job)) continue;
+      const due = job.state.nextRunAtMs!;
+      if (earliest === null || due < earliest) earliest = due;
+    }
+    return earliest;
+  }
+
+  /** Validates, then saves. Nothing is written when the schedule is invalid or never fires. */
+  async add(input: NewCronJob): Promise<CronJob> {
+    const name = input.name.trim();
+    if (!name) throw new CronError('A cron job needs a name.');
+    const message = input.payload.message.trim();
+    if (!message) throw new CronError('A cron job needs a message.');
+    const schedule = toStoredSchedule(input.schedule);
+    validateSchedule(schedule, this.timezone);
+    const now = this.clock.now();
+    if (schedule.kind === 'at' && schedule.atMs! <= now) {
+      const tz = this.timezone ?? 'UTC';
+      throw new CronError(
+        `The time ${formatInstant(schedule.atMs!, tz)} (${tz}) is in the past; now is ${formatInstant(now, tz)}.`,
+      );
+    }
+    const nextRunAtMs = nextRunAt(schedule, { nowMs: now, defaultTimezone: this.timezone });
+    if (nextRunAtMs === null) throw new CronError(`The schedule '${schedule.expr}' never fires.`);
+    const job: CronJob = {
+      id: '',
+      name,
+      enabled: true,
+      schedule,
+      payload: {
+        kind: input.payload.kind,
+        message,
+        sessionKey: input.payload.sessionKey ?? null,
+        originChannel: input.payload.originChannel ?? null,
+        originChatId: input.payload.originChatId ?? null,
+      },
+      state: { nextRunAtMs, lastRunAtMs: null, lastStatus: null, lastError: null, runHistory: [] },
+      createdAtMs: now,
+      updatedAtMs: now,
+      deleteAfterRun: input.deleteAfterRun ?? schedule.kind === 'at',
+    };
+    await this.serial(() =>
+      this.update((data) => {
+        job.id = uniqueJobId(data.jobs);
+        data.jobs.push(job);
+      }),
+    );
+    this.arm();
+    this.log.info(`cron: added '${name}' (${job.id})`);
+    return structuredClone(job);
+  }
+
+  /** All valid jobs, re-read from disk if it changed, soonest first. */
+  async list(): Promise<CronJob[]> {
+    await this.serial(() => this.syncFromDisk());
+    const order = (job: CronJob) => (job.enabled ? (job.state.nextRunAtMs ?? Number.POSITIVE_INFINITY) : Infinity);
+    return this.jobs.map((job) => structuredClone(job)).sort((a, b) => order(a) - order(b));
+  }
+
+  async get(id: string): Promise<CronJob | undefined> {
+    return (await this.list()).find((job) => job.id === id);
+  }
+
+  /** Problems found in jobs.json at the last load: invalid entries and unusable schedules (never scheduled). */
+  problems(): string[] {
+    const schedules = [...this.scheduleProblems].map(([id, problem]) => `job ${id}: ${problem}`);
+    return [...this.invalidEntries, ...schedules];
+  }
+
+  /** Removes a job; returns it, or undefined when there is no such id. System jobs need `allowProtected`. */
+  async remove(id: string, options: { allowProtected?: boolean } = {}): Promise<CronJob | undefined> {
+    const removed = await this.serial(() =>
+      this.update((data) => {
+        const index = data.jobs.findIndex((job) => job.id === id);
+        const job = data.jobs[index];
+        if (!job) return undefined;
+        if (isProtectedJob(job) && !options.allowProtected)
+          throw new CronError(
+            `'${job.name}' is a system job and cannot be removed.`,
+            'Disable it in the config instead.',
+          );
+        data.jobs.splice(index, 1);
+        return job;
+      }),
+    );
+    this.arm();
+    if (removed) this.log.info(`cron: removed '${removed.name}' (${id})`);
+    return removed;
+  }
+
+  /** Runs a job now, whatever its schedule; records the run but leaves the schedule (and `at` jobs) in place. */
+  async runNow(id: string): Promise<CronRunResult> {
+    await this.serial(() => this.syncFromDisk());
+    const job = this.jobs.find((candidate) => candidate.id === id);
+    if (!job) throw new CronError(`No cron job with id '${id}'.`, 'See the ids with `nanobot cron list`.');
+    if (this.running.has(id)) throw new CronError(`Cron job '${id}' is already running.`);
+    return this.track(this.execute(job, 'manual'));
+  }
+
+  // ── internals ────────────────────────────────────────────────────────────────────────────────────────────────
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(fn, fn);
+    this.queue = next.catch(() => {});
+    return next;
+  }
+
+  private track<T>(promise: Promise<T>): Promise<T> {
+    this.pending.add(promise);
+    const forget = () => this.pending.delete(promise);
+    promise.then(forget, forget);
+    return promise;
+  }
+
+  private isSchedulable(job: CronJob): boolean {
+    return (
+      job.enabled && job.state.nextRunAtMs != null && !this.running.has(job.id) && !this.scheduleProblems.has(job.id)
+    );
+  }
+
+  private adopt(data: CronStoreData, stamp: FileStamp | null): void {
+    this.loaded = true;
+    this.jobs = data.jobs;
+    this.stamp = stamp;
+    if (data.invalid.length && data.invalid.map((entry) => entry.problem).join() !== this.invalidEntries.join())
+      for (const entry of data.invalid) this.log.warn(`cron: ${this.storePath}: ${entry.problem} (entry ignored)`);
+    this.invalidEntries = data.invalid.map((entry) => entry.problem);
+    const previous = new Map(this.scheduleProblems);
+    this.scheduleProblems.clear();
+    for (const job of this.jobs) {
+      const problem = scheduleProblem(job.schedule, this.timezone);
+      if (!problem) continue;
+      this.scheduleProblems.set(job.id, problem);
+      if (previous.get(job.id) !== problem)
+        this.log.warn(`cron: job '${job.name}' (${job.id}) not scheduled: ${problem}`);
+    }
+  }
+
+  /** Re-reads the store (lock held by the caller via `serial`). An unreadable file keeps the jobs loaded before. */
+  private async syncFromDisk(): Promise<void> {
+    const stamp = fileStamp(this.storePath);
+    if (this.loaded && sameStamp(stamp, this.stamp)) return;
+    let data: CronStoreData;
+    try {
+      data = await readCronStore(this.storePath);
+    } catch (err) {
+      if (!sameStamp(stamp, this.unreadableStamp))
+        this.log.error(`cron: ${errorMessage(err)} Keeping the ${this.jobs.length} job(s) loaded before.`);
+      this.unreadableStamp = stamp;
+      return;
+    }
+    this.adopt(data, stamp);
+    // Jobs written without state (by hand, or an older writer) get a next run once, saved so it stays stable.
+    if (this.jobs.some((job) => needsNextRun(job, this.timezone)))
+      await this.update((fresh) => fillNextRuns(fresh, this.clock.now(), this.timezone));
+  }
+
+  /** Read-modify-write of the store under the file lock; the result becomes this instance's view. */
+  private async update<T>(change: (data: CronStoreData) => T): Promise<T> {
+    const { data, value } = await updateCronStore(this.storePath, change);
+    this.adopt(data, fileStamp(this.storePath));
+    return value;
+  }
+
+  private arm(): void {
+    if (this.timer !== undefined) this.clock.clearTimer(this.timer);
+    this.timer = undefined;
+    if (!this.started) return;
+    const next = this.nextWakeAt();
+    const delay = next === null ? this.maxSleepMs : Math.min(this.maxSleepMs, Math.max(0, next - this.clock.now()));
+    this.timer = this.clock.setTimer(() => this.tick(), delay);
+  }
+
+  private tick(): void {
+    this.timer = undefined;
+    const work = this.serial(async () => {
+      if (!this.started) return [];
+      await this.syncFromDisk();
+      const now = this.clock.now();
+      const due = this.jobs.filter((job) => this.isSchedulable(job) && job.state.nextRunAtMs! <= now);
+      for (const job of due) this.running.add(job.id);
+      return due;
+    })
+      .then((due) => {
+        for (const job of due) this.track(this.execute(job, 'schedule'));
+      })
+      .catch((err) => this.log.error(`cron: ${errorMessage(err)}`))
+      .finally(() => this.arm());
+    this.track(work);
+  }
+
+  private async execute(job: CronJob, trigger: RunTrigger): Promise<CronRunResult> {
+    this.running.add(job.id);
+    const dueMs = job.state.nextRunAtMs ?? null;
+    const startedAt = this.clock.now();
+    this.log.info(`cron: running '${job.name}' (${job.id})`);
+    let result: CronRunResult;
+    try {
+      result = await runAsCronJob(job, () => this.onRun(structuredClone(job)));
+    } catch (err) {
+      result = { status: 'error', error: errorMessage(err) };
+    }
+    const finishedAt = this.clock.now();
+    const run: FinishedRun = { trigger, dueMs, startedAt, finishedAt, result };
+    const record = (data: CronStoreData) => recordRun(data, job.id, run, this.timezone);
+    try {
+      await this.serial(() => this.update(record));
+    } catch (err) {
+      this.log.error(`cron: could not record the run of '${job.name}' (${job.id}): ${errorMessage(err)}`);
+      // Advance in memory anyway, so an unwritable store cannot make the job fire again and again.
+      record({ meta: {}, jobs: this.jobs, invalid: [] });
+    } finally {
+      this.running.delete(job.id);
+      this.arm();
+    }
+    if (result.status === 'error') this.log.warn(`cron: '${job.name}' (${job.id}) failed: ${result.error ?? 'error'}`);
+    return result;
+  }
+
+  private startWatching(): void {
+    if (!this.useWatch || this.watcher) return;
+    const file = basename(this.storePath);
+    try {
+      this.watcher = watch(dirname(this.storePath), { persistent: false }, (_event, filename) => {
+        if (!filename || filename === file) this.onStoreEvent();
+      });
+      this.watcher.on('error', (err) => {
+        this.log.debug(`cron: watch failed (${err.message}); relying on periodic checks`);
+        this.watcher?.close();
+        this.watcher = undefined;
+      });
+    } catch (err) {
+      this.log.debug(
+        `cron: cannot watch ${dirname(this.storePath)} (${errorMessage(err)}); relying on periodic checks`,
+      );
+    }
+  }
+
+  /** Bursts of events (temp file, rename, lock) collapse into one reload. */
+  private onStoreEvent(): void {
+    if (this.watchDebounce || !this.started) return;
+    this.watchDebounce = setTimeout(() => {
+      this.watchDebounce = undefined;
+      const reload = this.serial(() => this.syncFromDisk())
+        .catch((err) => this.log.error(`cron: ${errorMessage(err)}`))
+        .finally(() => this.arm());
+      this.track(reload);
+    }, WATCH_DEBOUNCE_MS).unref();
+  }
+}
+
+function uniqueJobId(jobs: CronJob[]): string {
+  for (;;) {
+    const id = randomBytes(4).toString('hex');
+    if (!jobs.some((job) => job.id === id)) return id;
+  }
+}

@@ -1,0 +1,78 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCron } from '../../src/cli/commands/cron.js';
+import { CronError } from '../../src/cron/types.js';
+import { makeTempDir } from '../tools/helpers.js';
+
+function setup() {
+  const home = makeTempDir('nanobot-cron-cli-');
+  const workspace = path.join(home, 'ws');
+  const config = path.join(home, 'config.json');
+  fs.writeFileSync(config, JSON.stringify({ agents: { defaults: { workspace, timezone: 'Europe/Berlin' } } }));
+  const lines: string[] = [];
+  const deps = { out: (line: string) => lines.push(line), env: { HOME: home } };
+  const run = (sub: string, args: string[] = [], flags: Record<string, unknown> = {}, extra = {}) =>
+    runCron(sub, args, { config, ...flags }, { ...deps, ...extra });
+  const jobs = () =>
+    JSON.parse(fs.readFileSync(path.join(workspace, 'cron', 'jobs.json'), 'utf8')).jobs as Array<{
+      id: string;
+      name: string;
+    }>;
+  return { run, lines, jobs, workspace };
+}
+
+describe('nanobot cron', () => {
+  it('adds, lists, runs and removes a reminder', async () => {
+    const { run, lines, jobs } = setup();
+    await run('add', [], { name: 'water', message: 'Drink water', every: '2h', channel: 'telegram', chatId: '42' });
+    expect(lines[0]).toMatch(/^Added [0-9a-f]{8} 'water': every 2 hours; next run .* \(Europe\/Berlin\)\.$/);
+    const [job] = jobs();
+    lines.length = 0;
+    await run('list');
+    expect(lines[0]).toMatch(/^ID\s+NAME\s+SCHEDULE\s+NEXT RUN \(Europe\/Berlin\)/);
+    expect(lines[1]).toMatch(new RegExp(`^${job!.id}\\s+water\\s+every 2 hours\\s+.*reminder, telegram:42`));
+    lines.length = 0;
+    await run('run', [job!.id]);
+    expect(lines).toEqual(['[telegram:42] Drink water', `Ran ${job!.id} 'water': ok.`]);
+    await run('remove', [job!.id]);
+    expect(jobs()).toEqual([]);
+  });
+
+  it('fails with one line and a hint on bad input, writing nothing', async () => {
+    const { run, workspace } = setup();
+    const error = await run('add', [], { message: 'x', cron: '0 9 * *' }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(CronError);
+    expect((error as CronError).message).toMatch(/^Invalid cron expression '0 9 \* \*'/);
+    expect((error as CronError).hint).toMatch(/5 fields/);
+    await expect(run('add', [], { message: 'x', cron: '0 9 * * *', tz: 'Nowhere/Land' })).rejects.toThrow(
+      "Unknown timezone 'Nowhere/Land'.",
+    );
+    await expect(run('add', [], { message: 'x', every: '5', at: '2030-01-01T00:00' })).rejects.toThrow(/exactly one/);
+    await expect(run('add', [], { message: 'x', every: 'soon' })).rejects.toThrow(/Invalid --every/);
+    await expect(run('remove', ['nope'])).rejects.toThrow("No cron job with id 'nope'.");
+    await expect(run('frobnicate')).rejects.toThrow(/Unknown cron command/);
+    expect(fs.existsSync(path.join(workspace, 'cron', 'jobs.json'))).toBe(false);
+  });
+
+  it('runs agent tasks only through a provided runner', async () => {
+    const { run, jobs, lines } = setup();
+    await run('add', [], { message: 'Check the news', at: '2099-01-01T09:00', agent: true });
+    expect(lines).toContain('Note: no --channel/--chat-id, so there is no chat to deliver it to.');
+    const [job] = jobs();
+    await expect(run('run', [job!.id])).rejects.toThrow(/needs the agent/);
+    const seen: string[] = [];
+    await run(
+      'run',
+      [job!.id],
+      {},
+      {
+        runJob: async (j: { payload: { message: string } }) => {
+          seen.push(j.payload.message);
+          return { status: 'ok' as const };
+        },
+      },
+    );
+    expect(seen).toEqual(['Check the news']);
+  });
+});
