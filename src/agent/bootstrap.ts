@@ -37,6 +37,8 @@ export interface Agent {
   sessions: JsonlSessionStore;
   /** Outbound messages the agent sends on its own (the `message` tool) arrive here. */
   bus: MessageBus;
+  /** Summarises old turns into history.jsonl (the gateway's idle auto-compaction uses it too). */
+  consolidator: Consolidator;
   /** Ends background exec sessions and any command still running; call before the process exits. */
   shutdown(): Promise<void>;
 }
@@ -243,5 +245,5 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
     await execSessions.shutdown();
     killAllShellProcesses();
   };
-  return { loop, model, provider, tools, sessions, bus, shutdown };
+  return { loop, model, provider, tools, sessions, bus, consolidator, shutdown };
 }

@@ -59,6 +59,35 @@ function buildProgram(): Command {
       return runStatus(opts);
     });
 
+  const gatewayCommands = () => import('./commands/gateway.js');
+  const gateway = withCommon(program.command('gateway'))
+    .description('run the long-lived agent: channels, cron, heartbeat, health on 127.0.0.1:18790')
+    .option('-p, --port <port>', 'health port (default gateway.port)')
+    .action(async (opts: GlobalOptions & { port?: string }) => (await gatewayCommands()).runGateway(opts));
+  // Subcommands read options with optsWithGlobals(): the parent command would otherwise swallow -c/-w.
+  withCommon(gateway.command('status'))
+    .description('is the gateway running?')
+    .action(async (_o: object, cmd: Command) => {
+      await (await gatewayCommands()).gatewayStatus(cmd.optsWithGlobals());
+    });
+  withCommon(gateway.command('stop'))
+    .description('stop the running gateway (SIGTERM, waits up to 10 s)')
+    .action(async (_o: object, cmd: Command) => {
+      await (await gatewayCommands()).gatewayStop(cmd.optsWithGlobals());
+    });
+  withCommon(gateway.command('logs'))
+    .description('print the gateway log')
+    .option('--tail <n>', 'lines to show', '200')
+    .option('-f, --follow', 'keep printing new lines')
+    .action(async (_o: object, cmd: Command) => (await gatewayCommands()).gatewayLogs(cmd.optsWithGlobals()));
+  withCommon(gateway.command('install-service'))
+    .description('install a systemd user unit (launchd agent on macOS) that runs the gateway')
+    .option('--name <name>', 'service name', 'nanobot-gateway')
+    .option('--dry-run', 'print the unit and the commands instead of running them')
+    .action(async (_o: object, cmd: Command) => {
+      await (await gatewayCommands()).installService(cmd.optsWithGlobals());
+    });
+
   const cron = program.command('cron').description('manage scheduled jobs (<workspace>/cron/jobs.json)');
   const runCron = async (sub: string, args: string[], opts: object) => {
     const commands = await import('./commands/cron.js');

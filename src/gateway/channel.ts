@@ -1,0 +1,103 @@
+/**
+ * The contract between the gateway and a chat channel, and the pump that delivers outbound messages to channels.
+ * A channel publishes what users send with `bus.publishInbound` and delivers what the agent says in `send`.
+ */
+import type { MessageBus } from '../bus/message-bus.js';
+import type { OutboundMessage } from '../bus/types.js';
+import { errorMessage } from '../util/errors.js';
+import { type Logger, silentLogger } from '../util/log.js';
+
+export type ChannelStatus = 'starting' | 'running' | 'stopped' | 'error';
+
+export interface Channel {
+  /** Matches `OutboundMessage.channel` / `InboundMessage.channel` (e.g. "telegram"). */
+  readonly name: string;
+  start(bus: MessageBus): Promise<void>;
+  stop(): Promise<void>;
+  /** Delivers one message; rejects when it could not (the router retries). */
+  send(message: OutboundMessage): Promise<void>;
+  status(): ChannelStatus;
+}
+
+export interface OutboundRouterOptions {
+  bus: MessageBus;
+  channels: readonly Channel[];
+  log?: Logger;
+  /** Retries after a failed send (`channels.sendMaxRetries`); read per message so a reload applies. */
+  maxRetries?: () => number;
+  /** First retry delay; doubles per attempt. */
+  retryDelayMs?: number;
+}
+
+/**
+ * Consumes the bus's outbound queue and hands each message to its channel. Deliveries to one chat stay in order;
+ * different chats are delivered independently, so one slow chat does not hold up the rest.
+ */
+export class OutboundRouter {
+  private readonly byName: Map<string, Channel>;
+  private readonly log: Logger;
+  private readonly chains = new Map<string, Promise<void>>();
+  private readonly stopping = new AbortController();
+  private pump?: Promise<void>;
+
+  constructor(private readonly options: OutboundRouterOptions) {
+    this.byName = new Map(options.channels.map((channel) => [channel.name, channel]));
+    this.log = options.log ?? silentLogger;
+  }
+
+  start(): void {
+    this.pump ??= this.consume();
+  }
+
+  /** Stops taking messages and waits (up to `flushMs`) for deliveries already under way. */
+  async stop(flushMs: number): Promise<void> {
+    this.stopping.abort();
+    await this.pump;
+    const pending = Promise.allSettled([...this.chains.values()]);
+    await Promise.race([pending, new Promise((resolve) => setTimeout(resolve, flushMs).unref())]);
+  }
+
+  private async consume(): Promise<void> {
+    while (!this.stopping.signal.aborted) {
+      let message: OutboundMessage;
+      try {
+        message = await this.options.bus.consumeOutbound(this.stopping.signal);
+      } catch {
+        return;
+      }
+      this.route(message);
+    }
+  }
+
+  private route(message: OutboundMessage): void {
+    const channel = this.byName.get(message.channel);
+    if (!channel) {
+      this.log.warn(`gateway: no channel "${message.channel}" is running; dropped a message for ${message.chatId}`);
+      return;
+    }
+    const key = `${message.channel}:${message.chatId}`;
+    const previous = this.chains.get(key) ?? Promise.resolve();
+    const next = previous.then(() => this.deliver(channel, message));
+    this.chains.set(key, next);
+    void next.finally(() => {
+      if (this.chains.get(key) === next) this.chains.delete(key);
+    });
+  }
+
+  private async deliver(channel: Channel, message: OutboundMessage): Promise<void> {
+    const retries = this.options.maxRetries?.() ?? 3;
+    const baseDelay = this.options.retryDelayMs ?? 500;
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await channel.send(message);
+        return;
+      } catch (err) {
+        if (attempt >= retries) {
+          this.log.error(`gateway: ${channel.name}: could not deliver to ${message.chatId}: ${errorMessage(err)}`);
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, baseDelay * 2 ** attempt));
+      }
+    }
+  }
+}

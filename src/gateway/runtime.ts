@@ -1,0 +1,327 @@
+/**
+ * `nanobot gateway` in-process: the agent, the dispatcher, the channels, the health endpoint and any background
+ * services on one shared MessageBus, plus config hot reload and a bounded graceful shutdown.
+ */
+import { type Agent, type CreateAgentOptions, createAgent } from '../agent/bootstrap.js';
+import { MessageBus } from '../bus/message-bus.js';
+import { type LoadedConfig, loadConfig } from '../config/load.js';
+import { errorMessage, UserError } from '../util/errors.js';
+import { type Logger, silentLogger } from '../util/log.js';
+import { type Channel, OutboundRouter } from './channel.js';
+import { type ConfigWatcher, watchConfigFile } from './config-watch.js';
+import { Dispatcher, type DispatcherSettings } from './dispatcher.js';
+import { type HealthServer, startHealthServer } from './health.js';
+import { isProcessAlive, logFilePath, readState, removeState, writeState } from './state-file.js';
+
+/** A background service (cron, heartbeat, auto-compaction…) that lives as long as the gateway. */
+export interface GatewayService {
+  readonly name?: string;
+  start(): void;
+  /** Stops taking new work and ends what runs; bounded by the shutdown budget. */
+  stop(): Promise<void>;
+}
+
+/** What a service factory gets: the shared bus and the live agent/config (both change on a reload). */
+export interface GatewayContext {
+  bus: MessageBus;
+  dispatcher: Dispatcher;
+  agent(): Agent;
+  loaded(): LoadedConfig;
+  log: Logger;
+}
+
+export type GatewayServiceSpec = GatewayService | ((context: GatewayContext) => GatewayService);
+
+export interface StartGatewayOptions {
+  loaded: LoadedConfig;
+  log?: Logger;
+  channels?: Channel[];
+  services?: GatewayServiceSpec[];
+  /** Overrides gateway.port; 0 picks a free port. */
+  port?: number;
+  /** Defaults to loaded.runtime.maxConcurrentRequests. */
+  maxConcurrent?: number;
+  env?: NodeJS.ProcessEnv;
+  /** Reload on config file edits (default true). */
+  watchConfig?: boolean;
+  /** Write `<dataDir>/gateway.json` (default true). */
+  writeStateFile?: boolean;
+  logFile?: string;
+  /** Builds the agent (tests inject a fake provider). Defaults to createAgent. */
+  createAgent?: (loaded: LoadedConfig, options: CreateAgentOptions) => Promise<Agent>;
+  /** Re-reads the config on a file change. Defaults to loadConfig with the same path, workspace and env. */
+  reloadConfig?: () => Promise<LoadedConfig>;
+  /** Called after a reload was applied (channel settings and the like). */
+  onReload?: (loaded: LoadedConfig) => void | Promise<void>;
+}
+
+export interface Gateway {
+  bus: MessageBus;
+  dispatcher: Dispatcher;
+  host: string;
+  port: number;
+  agent(): Agent;
+  loaded(): LoadedConfig;
+  /** Re-reads the config and applies it; false when the edit was invalid (the old config stays). */
+  reload(): Promise<boolean>;
+  /** Stops taking messages, drains turns (≤ 8 s), stops everything and removes the state file. Idempotent. */
+  shutdown(reason?: string): Promise<void>;
+  /** Resolves when shutdown has finished. */
+  closed: Promise<void>;
+}
+
+export const DRAIN_TIMEOUT_MS = 8_000;
+const SERVICE_STOP_MS = 8_000;
+const OUTBOUND_FLUSH_MS = 700;
+const CHANNEL_STOP_MS = 700;
+
+export async function startGateway(options: StartGatewayOptions): Promise<Gateway> {
+  const log = options.log ?? silentLogger;
+  const env = options.env ?? process.env;
+  let loaded = options.loaded;
+  const writeStateFile = options.writeStateFile ?? true;
+  if (writeStateFile) refuseSecondGateway(loaded.dataDir);
+
+  const bus = new MessageBus();
+  const makeAgent = options.createAgent ?? createAgent;
+  let agent = await makeAgent(loaded, { log, bus, env });
+  const retired: Agent[] = [];
+  const channels = options.channels ?? [];
+
+  const { host } = loaded.config.gateway;
+  let health: HealthServer;
+  try {
+    health = await startHealthServer({
+      host,
+      port: options.port ?? loaded.config.gateway.port,
+      allowNonLoopback: hostSetExplicitly(loaded, env),
+      log,
+      report: () => ({
+        provider: agent.provider.name,
+        model: agent.model.model,
+        channels: Object.fromEntries(channels.map((channel) => [channel.name, channel.status()])),
+      }),
+    });
+  } catch (err) {
+    await agent.shutdown();
+    throw err;
+  }
+
+  const dispatcher = new Dispatcher({
+    bus,
+    loop: agent.loop,
+    maxConcurrent: options.maxConcurrent ?? loaded.runtime.maxConcurrentRequests,
+    log,
+    settings: dispatcherSettings(loaded),
+  });
+  const router = new OutboundRouter({
+    bus,
+    channels,
+    log,
+    maxRetries: () => loaded.config.channels.sendMaxRetries,
+  });
+  const context: GatewayContext = { bus, dispatcher, agent: () => agent, loaded: () => loaded, log };
+  const services = (options.services ?? []).map((spec) => (typeof spec === 'function' ? spec(context) : spec));
+
+  if (writeStateFile) {
+    writeState(loaded.dataDir, {
+      pid: process.pid,
+      host,
+      port: health.port,
+      startedAt: new Date().toISOString(),
+      logFile: options.logFile ?? logFilePath(loaded.dataDir),
+      configPath: loaded.configPath,
+    });
+  }
+
+  router.start();
+  for (const channel of channels) {
+    channel.start(bus).catch((err: unknown) => log.error(`gateway: channel ${channel.name}: ${errorMessage(err)}`));
+  }
+  dispatcher.start();
+  for (const service of services) {
+    try {
+      service.start();
+    } catch (err) {
+      log.error(`gateway: service ${service.name ?? '(unnamed)'} did not start: ${errorMessage(err)}`);
+    }
+  }
+
+  let closing: Promise<void> | undefined;
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((resolve) => {
+    resolveClosed = resolve;
+  });
+
+  // Reloads run one at a time; an edit during a reload is picked up by the next one.
+  let reloading: Promise<boolean> = Promise.resolve(true);
+  const reloadConfig =
+    options.reloadConfig ??
+    (() => loadConfig({ configPath: loaded.configPath, workspace: loaded.workspace, env, home: loaded.home }));
+  const applyReload = async (): Promise<boolean> => {
+    if (closing) return false;
+    let next: LoadedConfig;
+    try {
+      next = await reloadConfig();
+    } catch (err) {
+      log.warn(`gateway: config edit ignored, still running the previous config: ${describe(err)}`);
+      return false;
+    }
+    const [before, after] = [loaded.config.gateway, next.config.gateway];
+    if (before.host !== after.host || before.port !== after.port) {
+      log.warn('gateway: gateway.host/port changes apply after a restart');
+    }
+    if (agentSettingsChanged(loaded, next)) {
+      let fresh: Agent;
+      try {
+        fresh = await makeAgent(next, { log, bus, env });
+      } catch (err) {
+        log.warn(`gateway: config edit ignored, the agent could not be built from it: ${describe(err)}`);
+        return false;
+      }
+      // Between turns: the dispatcher holds new turns until the running ones end, then swaps.
+      if (!(await dispatcher.replaceLoop(fresh.loop))) {
+        await fresh.shutdown();
+        return false;
+      }
+      // Background exec sessions of the old agent may still be in use: they are ended at exit.
+      retired.push(agent);
+      agent = fresh;
+    }
+    loaded = next;
+    dispatcher.updateSettings(dispatcherSettings(next));
+    log.info(`gateway: config reloaded (model ${agent.model.model} via ${agent.provider.name})`);
+    try {
+      await options.onReload?.(next);
+    } catch (err) {
+      log.warn(`gateway: a reload listener failed: ${errorMessage(err)}`);
+    }
+    return true;
+  };
+  const reload = (): Promise<boolean> => {
+    reloading = reloading.then(applyReload, applyReload);
+    return reloading;
+  };
+
+  let watcher: ConfigWatcher | undefined;
+  if (options.watchConfig ?? true) {
+    watcher = watchConfigFile(loaded.configPath, () => void reload(), log);
+  }
+
+  const shutdown = (reason = 'requested'): Promise<void> => {
+    closing ??= (async () => {
+      const started = Date.now();
+      log.info(`gateway: shutting down (${reason})`);
+      watcher?.close();
+      const [drained] = await Promise.all([
+        dispatcher.drain(DRAIN_TIMEOUT_MS),
+        Promise.allSettled(services.map((service) => withTimeout(service.stop(), SERVICE_STOP_MS))),
+      ]);
+      await router.stop(OUTBOUND_FLUSH_MS);
+      await Promise.allSettled(channels.map((channel) => withTimeout(channel.stop(), CHANNEL_STOP_MS)));
+      await health.close();
+      await Promise.allSettled([agent, ...retired].map((a) => a.shutdown()));
+      if (writeStateFile) removeState(loaded.dataDir);
+      const note = drained.aborted ? '; turns still running were aborted after checkpointing' : '';
+      log.info(`gateway: stopped in ${Date.now() - started} ms${note}`);
+      resolveClosed();
+    })();
+    return closing;
+  };
+
+  log.info(
+    `gateway: listening on http://${host}:${health.port}/health · model ${agent.model.model} via ` +
+      `${agent.provider.name} · ${channels.length} channel(s) · up to ${dispatcher.maxConcurrentSessions} sessions at once`,
+  );
+  return {
+    bus,
+    dispatcher,
+    host,
+    port: health.port,
+    agent: () => agent,
+    loaded: () => loaded,
+    reload,
+    shutdown,
+    closed,
+  };
+}
+
+export interface SignalHandlerOptions {
+  log?: Logger;
+  exit?: (code: number) => void;
+  /** A shutdown that takes longer than this exits anyway (code 1). */
+  hardDeadlineMs?: number;
+}
+
+/** SIGINT/SIGTERM: graceful shutdown then exit 0; a second signal or the deadline exits at once. Returns an undo. */
+export function installSignalHandlers(gateway: Gateway, options: SignalHandlerOptions = {}): () => void {
+  const exit = options.exit ?? ((code: number) => process.exit(code));
+  const log = options.log ?? silentLogger;
+  let received = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (received) {
+      log.warn(`gateway: second ${signal}; exiting without waiting`);
+      exit(1);
+      return;
+    }
+    received = true;
+    setTimeout(() => {
+      log.error('gateway: shutdown did not finish in time; exiting');
+      exit(1);
+    }, options.hardDeadlineMs ?? 9_500).unref();
+    gateway.shutdown(signal).then(
+      () => exit(0),
+      (err: unknown) => {
+        log.error(`gateway: shutdown failed: ${errorMessage(err)}`);
+        exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+}
+
+function refuseSecondGateway(dataDir: string): void {
+  const state = readState(dataDir);
+  if (state && isProcessAlive(state.pid)) {
+    throw new UserError(
+      `A gateway is already running for this config (pid ${state.pid}, port ${state.port}).`,
+      'Stop it with `nanobot gateway stop`, or use another --config for a second instance.',
+    );
+  }
+}
+
+/** A non-loopback bind must be asked for: gateway.host in the file or NANOBOT_GATEWAY__HOST. */
+function hostSetExplicitly(loaded: LoadedConfig, env: NodeJS.ProcessEnv): boolean {
+  const gateway = loaded.raw.gateway;
+  const inFile = typeof gateway === 'object' && gateway !== null && 'host' in gateway;
+  return inFile || env.NANOBOT_GATEWAY__HOST !== undefined;
+}
+
+function dispatcherSettings(loaded: LoadedConfig): Partial<DispatcherSettings> {
+  return {
+    sendToolHints: loaded.config.channels.sendToolHints,
+    toolHintMaxLength: loaded.config.agents.defaults.toolHintMaxLength,
+  };
+}
+
+/** Everything except channel and gateway settings feeds the agent (provider, model, keys, tools…). */
+function agentSettingsChanged(before: LoadedConfig, after: LoadedConfig): boolean {
+  const relevant = ({ config }: LoadedConfig) => {
+    const { channels: _channels, gateway: _gateway, ...rest } = config;
+    return JSON.stringify(rest);
+  };
+  return relevant(before) !== relevant(after);
+}
+
+function describe(err: unknown): string {
+  return err instanceof UserError ? err.message.replace(/\n\s*/g, ' ') : errorMessage(err);
+}
+
+function withTimeout(task: Promise<void>, ms: number): Promise<void> {
+  return Promise.race([task, new Promise<void>((resolve) => setTimeout(resolve, ms).unref())]);
+}

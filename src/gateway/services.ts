@@ -1,0 +1,134 @@
+/**
+ * The gateway's background services: cron, heartbeat, idle auto-compaction and scheduled Dream. Each talks to the
+ * agent through the same loop a chat message uses, so turns of one session never interleave.
+ */
+
+import { runAsCronJob } from '../cron/context.js';
+import type { CronService } from '../cron/service.js';
+import { type CronJob, jobOrigin } from '../cron/types.js';
+import { HEARTBEAT_SESSION, HeartbeatService, modelEvaluator } from '../heartbeat/service.js';
+import { AutoCompact } from '../memory/autocompact.js';
+import type { GatewayContext, GatewayService } from './runtime.js';
+
+const NOTHING_TO_REPORT = /^\s*nothing to report\.?\s*$/i;
+const SYSTEM_PREFIXES = ['heartbeat', 'cron:', 'dream:', 'trigger:', 'system:'];
+
+/** What a cron job does when it fires: a reminder is sent as-is; an agent task runs a turn in its origin session. */
+export function cronRunner(context: GatewayContext) {
+  return (job: CronJob) =>
+    runAsCronJob(job, async () => {
+      const origin = jobOrigin(job);
+      if (job.payload.kind !== 'agent_turn') {
+        if (!origin) return { status: 'error' as const, error: 'the reminder has no chat to go to' };
+        context.bus.publishOutbound({ ...origin, content: job.payload.message });
+        return { status: 'ok' as const };
+      }
+      const target = origin ?? { channel: 'system', chatId: `cron-${job.id}` };
+      const output = await context.agent().loop.processMessage({
+        ...target,
+        sessionKey: job.payload.sessionKey ?? `cron:${job.id}`,
+        content:
+          `[Scheduled task "${job.name}"] ${job.payload.message}\n\n` +
+          'This runs on a schedule, not from a message. If there is nothing worth telling the user, answer exactly: nothing to report.',
+      });
+      if (output.error) return { status: 'error' as const, error: output.error.message };
+      if (NOTHING_TO_REPORT.test(output.content) || !origin) return { status: 'silent' as const };
+      context.bus.publishOutbound({ ...origin, content: output.content });
+      return { status: 'ok' as const };
+    });
+}
+
+export function cronService(service: CronService): GatewayService {
+  return { name: 'cron', start: () => void service.start(), stop: () => service.stop() };
+}
+
+/** The chat the user talked in most recently (where heartbeat results go). */
+export async function lastActiveChat(
+  context: GatewayContext,
+): Promise<{ channel: string; chatId: string } | undefined> {
+  for (const summary of await context.agent().sessions.list()) {
+    if (SYSTEM_PREFIXES.some((p) => summary.key.startsWith(p)) || summary.key.includes(':archived:')) continue;
+    const last = (await context.agent().sessions.load(summary.key)).metadata.last_channel;
+    if (typeof last !== 'string' || !last.includes(':')) continue;
+    const at = last.indexOf(':');
+    const channel = last.slice(0, at);
+    if (channel !== 'cli') return { channel, chatId: last.slice(at + 1) };
+  }
+  return undefined;
+}
+
+export function heartbeatService(context: GatewayContext): GatewayService {
+  const { config, workspace } = context.loaded();
+  const beat = config.gateway.heartbeat;
+  const heartbeat = new HeartbeatService({
+    workspace,
+    intervalS: beat.intervalS,
+    log: context.log,
+    runTurn: async (prompt) => {
+      const output = await context
+        .agent()
+        .loop.processMessage({
+          channel: 'system',
+          chatId: HEARTBEAT_SESSION,
+          sessionKey: HEARTBEAT_SESSION,
+          content: prompt,
+        });
+      return output.error ? '' : output.content;
+    },
+    evaluate: (result, tasks) => {
+      const agent = context.agent();
+      return modelEvaluator(agent.provider, agent.model.model)(result, tasks);
+    },
+    notify: async (text) => {
+      const target = await lastActiveChat(context);
+      if (target) context.bus.publishOutbound({ ...target, content: text });
+      else context.log.info('heartbeat: nothing delivered (no chat has talked to the agent yet)');
+    },
+  });
+  return {
+    name: 'heartbeat',
+    start: () => {
+      if (beat.enabled) heartbeat.start();
+    },
+    stop: () => heartbeat.stop(),
+  };
+}
+
+/** Archives sessions idle for `idleCompactAfterMinutes` (their last messages stay replayable). */
+export function autoCompactService(context: GatewayContext): GatewayService {
+  const defaults = context.loaded().config.agents.defaults;
+  const agent = context.agent();
+  const compact = new AutoCompact({
+    consolidator: agent.consolidator,
+    sessions: agent.sessions,
+    idleCompactAfterMinutes: defaults.idleCompactAfterMinutes,
+    checkIntervalSeconds: defaults.idleCompactCheckIntervalSeconds,
+    isActive: (key) => context.agent().loop.isActive(key),
+    log: context.log,
+  });
+  return { name: 'autocompact', start: () => compact.start(), stop: () => compact.stop() };
+}
+
+/** Runs Dream every `agents.defaults.dream.intervalH` hours, through the same command the user has. */
+export function dreamService(context: GatewayContext): GatewayService {
+  const dream = context.loaded().config.agents.defaults.dream;
+  let timer: NodeJS.Timeout | undefined;
+  const run = async () => {
+    const output = await context
+      .agent()
+      .loop.processMessage({ channel: 'system', chatId: 'dream', sessionKey: 'dream:scheduled', content: '/dream' });
+    context.log.info(`dream: ${output.content.split('\n')[0] ?? ''}`);
+  };
+  return {
+    name: 'dream',
+    start: () => {
+      if (!dream.enabled) return;
+      timer = setInterval(
+        () => void run().catch((err: Error) => context.log.warn(`dream failed: ${err.message}`)),
+        dream.intervalH * 3600_000,
+      );
+      timer.unref();
+    },
+    stop: async () => clearInterval(timer),
+  };
+}
