@@ -65,14 +65,12 @@ export function heartbeatService(context: GatewayContext): GatewayService {
     intervalS: beat.intervalS,
     log: context.log,
     runTurn: async (prompt) => {
-      const output = await context
-        .agent()
-        .loop.processMessage({
-          channel: 'system',
-          chatId: HEARTBEAT_SESSION,
-          sessionKey: HEARTBEAT_SESSION,
-          content: prompt,
-        });
+      const output = await context.agent().loop.processMessage({
+        channel: 'system',
+        chatId: HEARTBEAT_SESSION,
+        sessionKey: HEARTBEAT_SESSION,
+        content: prompt,
+      });
       return output.error ? '' : output.content;
     },
     evaluate: (result, tasks) => {
