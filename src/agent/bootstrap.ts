@@ -25,6 +25,7 @@ import { createWebFetchTool, createWebSearchTool } from '../tools/web/index.js';
 import { UserError } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import { WORKSPACE_TEMPLATES } from '../util/paths.js';
+import { type ModelCatalog, memoizeByPreset } from './commands/index.js';
 import { ContextBuilder } from './context.js';
 import { AgentLoop, type SlashCommand } from './loop.js';
 import { AgentRunner } from './runner.js';
@@ -49,6 +50,8 @@ export interface CreateAgentOptions {
   bus?: MessageBus;
   /** The gateway's running cron service; without it jobs are only written for the gateway to run. */
   cron?: CronService;
+  /** `/restart`: schedule a restart and return (the reply is delivered first). Without it, /restart explains. */
+  restart?: () => void | Promise<void>;
 }
 
 const notRunning = async () => ({ status: 'error' as const, error: 'cron jobs run in `nanobot gateway`' });
@@ -216,16 +219,27 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
     persist: (session) => sessions.save(session),
     log,
   });
-  const runner = new AgentRunner({
-    provider,
-    model: model.model,
-    maxTokens: model.maxTokens,
-    temperature: model.temperature,
-    reasoningEffort: model.reasoningEffort,
-    tools,
-    maxIterations: config.agents.defaults.maxToolIterations,
-    contextWindowTokens: model.contextWindowTokens,
-    maxToolResultChars: config.agents.defaults.maxToolResultChars,
+  const makeRunner = (m: ModelSettings, runnerProvider: LLMProvider) =>
+    new AgentRunner({
+      provider: runnerProvider,
+      model: m.model,
+      maxTokens: m.maxTokens,
+      temperature: m.temperature,
+      reasoningEffort: m.reasoningEffort,
+      tools,
+      maxIterations: config.agents.defaults.maxToolIterations,
+      contextWindowTokens: m.contextWindowTokens,
+      maxToolResultChars: config.agents.defaults.maxToolResultChars,
+    });
+  const runner = makeRunner(model, provider);
+  // `/model <preset>` switches one session; each preset's runner is built once, on first use.
+  const runnerFor = memoizeByPreset((preset) => {
+    const m = effectiveModel(config, preset);
+    return makeRunner(m, providerFor(loaded, m, env));
+  });
+  const models = (): ModelCatalog => ({
+    default: model,
+    presets: Object.fromEntries(Object.keys(config.modelPresets).map((name) => [name, effectiveModel(config, name)])),
   });
   const commands = dreamCommands(workspace, history, () => ({
     provider,
@@ -240,6 +254,9 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
     commands,
     consolidator,
     toolDefinitions: () => tools.definitions(),
+    runnerFor,
+    models,
+    ...(options.restart ? { restart: options.restart } : {}),
   });
   const shutdown = async () => {
     await execSessions.shutdown();

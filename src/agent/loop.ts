@@ -6,10 +6,15 @@
  * that was running — and the next turn restores what was done.
  */
 import type { Consolidator } from '../memory/consolidator.js';
-import { estimateTextTokens } from '../memory/tokens.js';
+import { estimateTextTokens, messageText } from '../memory/tokens.js';
 import type { ChatMessage, ProviderError, ToolDefinition, Usage } from '../providers/types.js';
 import type { Session, SessionStore } from '../session/types.js';
 import { type Logger, silentLogger } from '../util/log.js';
+import { builtinCommands } from './commands/builtin.js';
+import { sessionPreset } from './commands/model.js';
+import { CommandRouter, type RouteMatch } from './commands/router.js';
+import { recordUsage } from './commands/token-stats.js';
+import { fromSlashCommand, type LoopRuntime, type ModelCatalog, type SlashCommand } from './commands/types.js';
 import type { ContextBuilder } from './context.js';
 import { restoreInterruptedTurn } from './recovery.js';
 import type { AgentRunner, RunnerEvent, RunResult, RuntimeCheckpoint, StopReason } from './runner.js';
@@ -37,19 +42,24 @@ export interface TurnOptions {
   onEvent?: (event: RunnerEvent) => void;
 }
 
-/** A slash command beyond the built-ins (e.g. `/dream`): gets the text after the command, returns the reply. */
-export interface SlashCommand {
-  description: string;
-  run(args: string, sessionKey: string): Promise<string>;
-}
+export type { SlashCommand } from './commands/types.js';
 
 export interface AgentLoopDeps {
   sessions: SessionStore;
   context: ContextBuilder;
   runner: AgentRunner;
   log?: Logger;
-  /** Extra commands by name, including the slash (`/dream`). */
+  /** Extra commands by name, including the slash (`/dream`); they join the built-ins in the router and /help. */
   commands?: Record<string, SlashCommand>;
+  /** The runner of a model preset, for sessions switched with `/model <preset>`; should cache (memoizeByPreset). */
+  runnerFor?: (preset: string) => AgentRunner;
+  /** The default model and the presets, for /model and /status (a function, so a config reload shows up). */
+  models?: () => ModelCatalog;
+  /**
+   * Restarts the process (`/restart`; the gateway passes one). Return before restarting (e.g. schedule it on a
+   * timer) so the "Restarting…" reply can be delivered; without it, /restart says it needs the gateway.
+   */
+  restart?: () => void | Promise<void>;
   /** Keeps the model-visible history inside the context window by summarising the oldest part into history.jsonl. */
   consolidator?: Consolidator;
   /** The tool definitions sent with each request (their size counts against the context window). */
@@ -72,6 +82,8 @@ interface Turn {
   /** Tokens of the request that are not history: system prompt, tool definitions, the new message. */
   fixedTokens?: number;
   result?: RunResult;
+  /** Model requests made by the run, for the session's token_stats. */
+  llmCalls: number;
   output?: TurnOutput;
   trace: { state: TurnState; ms: number }[];
 }
@@ -79,25 +91,39 @@ interface Turn {
 /** A running turn, reachable by later messages of the same session (`/stop`, mid-turn injection). */
 interface ActiveTurn {
   controller: AbortController;
-  queued: { input: TurnInput; options: TurnOptions; resolve: (output: TurnOutput) => void }[];
+  queued: {
+    input: TurnInput;
+    options: TurnOptions;
+    resolve: (output: TurnOutput) => void;
+    reject: (reason: unknown) => void;
+  }[];
   injected: ((output: TurnOutput) => void)[];
 }
 
 const MAX_QUEUED = 20;
 const MAX_INJECTED_PER_ITERATION = 3;
-const BUILTIN_HELP = [
-  '/new — start a new conversation (the old one is kept on disk)',
-  '/stop — cancel the running turn (what it finished is kept)',
-  '/help — show this help',
-];
 
 export class AgentLoop {
   private readonly log: Logger;
   private readonly tails = new Map<string, Promise<unknown>>();
   private readonly active = new Map<string, ActiveTurn>();
+  /** Every slash command this loop answers: the built-ins plus `deps.commands`. */
+  readonly commands = new CommandRouter();
+  private readonly runtime: LoopRuntime;
 
   constructor(private readonly deps: AgentLoopDeps) {
     this.log = deps.log ?? silentLogger;
+    for (const command of builtinCommands(this.commands)) this.commands.register(command);
+    for (const [name, extra] of Object.entries(deps.commands ?? {}))
+      this.commands.register(fromSlashCommand(name, extra));
+    this.runtime = {
+      isTurnActive: (key) => this.active.has(key),
+      stopTurn: (key) => this.stopTurn(key),
+      archive: (session) => this.archive(session),
+      contextTokens: (session) => this.contextTokens(session),
+      models: () => deps.models?.(),
+      restart: deps.restart,
+    };
   }
 
   /** True while a turn of this session is running or waiting to run. */
@@ -110,15 +136,19 @@ export class AgentLoop {
   }
 
   /**
-   * Runs a turn after any turn already running in the same session. `/stop` acts at once; a message for a busy
-   * session joins the running turn (up to 20 queued, 3 taken per iteration) instead of waiting for it to end.
+   * Runs a turn after any turn already running in the same session. Priority commands (`/stop`, `/restart`,
+   * `/status`) and unknown commands are answered at once; other commands wait their turn; an ordinary message for a
+   * busy session joins the running turn (up to 20 queued, 3 taken per iteration) instead of waiting for it to end.
    */
   processMessage(input: TurnInput, options: TurnOptions = {}): Promise<TurnOutput> {
     const key = AgentLoop.sessionKey(input);
-    if (isCommand(input.content, '/stop')) return Promise.resolve(this.stop(key));
+    const match = this.commands.match(input.content);
+    if (this.commands.isImmediate(match)) {
+      return this.answerCommand(required(match), input, key, () => this.deps.sessions.load(key));
+    }
     const busy = this.active.get(key);
-    if (busy && busy.queued.length < MAX_QUEUED && !this.isCommand(input.content)) {
-      return new Promise((resolve) => busy.queued.push({ input, options, resolve }));
+    if (busy && busy.queued.length < MAX_QUEUED && !match) {
+      return new Promise((resolve, reject) => busy.queued.push({ input, options, resolve, reject }));
     }
     return this.enqueue(key, input, options);
   }
@@ -133,10 +163,36 @@ export class AgentLoop {
     return next;
   }
 
-  private stop(key: string): TurnOutput {
+  private stopTurn(key: string): boolean {
     const running = this.active.get(key);
     running?.controller.abort(new Error('stopped by /stop'));
-    return commandOutput(key, running ? 'Stopped. What was already done is kept.' : 'No active task to stop.');
+    return running !== undefined;
+  }
+
+  /** Runs a routed command; a failing command is reported to the user rather than failing the message. */
+  private async answerCommand(
+    match: RouteMatch,
+    input: TurnInput,
+    key: string,
+    session: () => Promise<Session>,
+  ): Promise<TurnOutput> {
+    if (match.kind === 'unknown') return commandOutput(key, match.reply);
+    try {
+      const reply = await match.command.run({
+        name: match.name,
+        args: match.args,
+        sessionKey: key,
+        channel: input.channel,
+        chatId: input.chatId,
+        sessions: this.deps.sessions,
+        session,
+        runtime: this.runtime,
+      });
+      return commandOutput(key, reply);
+    } catch (err) {
+      this.log.warn(`command ${match.name} failed in ${key}: ${(err as Error).message}`);
+      return commandOutput(key, `${match.name} failed: ${(err as Error).message}`);
+    }
   }
 
   private async runTurn(input: TurnInput, options: TurnOptions, key: string): Promise<TurnOutput> {
@@ -147,7 +203,16 @@ export class AgentLoop {
     const active: ActiveTurn = { controller, queued: [], injected: [] };
     this.active.set(key, active);
 
-    const turn: Turn = { input, options, key, state: 'restore', signal: controller.signal, saved: 0, trace: [] };
+    const turn: Turn = {
+      input,
+      options,
+      key,
+      state: 'restore',
+      signal: controller.signal,
+      saved: 0,
+      llmCalls: 0,
+      trace: [],
+    };
     try {
       while (turn.state !== 'done') {
         const started = performance.now();
@@ -162,8 +227,9 @@ export class AgentLoop {
     this.log.debug(`turn ${key}: ${turn.trace.map((t) => `${t.state} ${t.ms.toFixed(1)}ms`).join(', ')}`);
     const output = required(turn.output);
     for (const resolve of active.injected) resolve({ ...output, injected: true });
-    // Messages that arrived too late to join this turn run as the next turns, in order.
-    for (const late of active.queued) late.resolve(await this.enqueue(key, late.input, late.options));
+    // Messages that arrived too late to join this turn run as the next turns, in order. Not awaited: they are
+    // queued behind this very turn, so waiting for them here would never end.
+    for (const late of active.queued) this.enqueue(key, late.input, late.options).then(late.resolve, late.reject);
     return output;
   }
 
@@ -182,23 +248,10 @@ export class AgentLoop {
 
     command: async (turn) => {
       const session = required(turn.session);
-      if (isCommand(turn.input.content, '/help')) {
-        const extra = Object.entries(this.deps.commands ?? {}).map(([name, c]) => `${name} — ${c.description}`);
-        turn.output = commandOutput(turn.key, ['Commands:', ...BUILTIN_HELP, ...extra].join('\n'));
-        return 'done';
-      }
-      const [word = '', ...rest] = turn.input.content.trim().split(/\s+/);
-      const extra = this.deps.commands?.[word.toLowerCase()];
-      if (extra) {
-        turn.output = commandOutput(turn.key, await extra.run(rest.join(' '), turn.key));
-        return 'done';
-      }
-      if (isCommand(turn.input.content, '/new')) {
-        if (session.messages.length > 0) await this.archive(session);
-        turn.output = commandOutput(turn.key, 'New session started.');
-        return 'done';
-      }
-      return 'build';
+      const match = this.commands.match(turn.input.content);
+      if (!match) return 'build';
+      turn.output = await this.answerCommand(match, turn.input, turn.key, async () => session);
+      return 'done';
     },
 
     build: async (turn) => {
@@ -235,9 +288,13 @@ export class AgentLoop {
         change();
         await this.deps.sessions.save(session);
       });
-      turn.result = await this.deps.runner.run(required(turn.request), {
+      const { onEvent } = turn.options;
+      turn.result = await this.runnerFor(session).run(required(turn.request), {
         signal: turn.signal,
-        ...(turn.options.onEvent ? { onEvent: turn.options.onEvent } : {}),
+        onEvent: (event) => {
+          if (event.type === 'model-request') turn.llmCalls++;
+          onEvent?.(event);
+        },
         toolContext: { sessionKey: turn.key, channel: turn.input.channel, chatId: turn.input.chatId },
         onCheckpoint: (checkpoint) =>
           persist(() => {
@@ -258,6 +315,7 @@ export class AgentLoop {
       const session = required(turn.session);
       const result = required(turn.result);
       session.messages.push(...result.messages.slice(turn.saved).map(stamp));
+      recordUsage(session, result.usage, turn.llmCalls);
       delete session.metadata.runtime_checkpoint;
       delete session.metadata.pending_user_turn;
       await this.deps.sessions.save(session);
@@ -287,9 +345,29 @@ export class AgentLoop {
     return estimateTextTokens(system) + estimateTextTokens(tools) + estimateTextTokens(JSON.stringify(user.content));
   }
 
-  private isCommand(content: string): boolean {
-    const word = content.trim().split(/\s+/, 1)[0]?.toLowerCase() ?? '';
-    return isCommand(content) || word in (this.deps.commands ?? {});
+  /** The default runner, or the one of the preset this session switched to with /model. */
+  private runnerFor(session: Session): AgentRunner {
+    const preset = sessionPreset(session);
+    if (preset === undefined || !this.deps.runnerFor) return this.deps.runner;
+    try {
+      return this.deps.runnerFor(preset);
+    } catch (err) {
+      // The preset may have been removed from the config since the switch: carry on with the default model.
+      this.log.warn(
+        `session ${session.key}: preset "${preset}" unavailable (${(err as Error).message}); using default`,
+      );
+      return this.deps.runner;
+    }
+  }
+
+  /** What the next request of this session would roughly cost: system prompt, tool definitions, live history. */
+  private contextTokens(session: Session): number {
+    const history = session.messages
+      .slice(session.lastConsolidated)
+      .reduce((sum, message) => sum + estimateTextTokens(messageText(message).text), 0);
+    const system = this.deps.context.buildSystemPrompt({ session });
+    const tools = JSON.stringify(this.deps.toolDefinitions?.() ?? []);
+    return estimateTextTokens(system) + estimateTextTokens(tools) + history;
   }
 
   private takeInjections(turn: Turn): ChatMessage[] {
@@ -315,11 +393,6 @@ export class AgentLoop {
     session.metadata = {};
     await this.deps.sessions.save(session);
   }
-}
-
-function isCommand(content: string, name?: string): boolean {
-  const word = content.trim().split(/\s+/, 1)[0]?.toLowerCase() ?? '';
-  return name ? word === name : ['/new', '/help', '/stop'].includes(word);
 }
 
 function required<T>(value: T | undefined): T {

@@ -113,6 +113,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     maxConcurrent: options.maxConcurrent ?? loaded.runtime.maxConcurrentRequests,
     log,
     settings: dispatcherSettings(loaded),
+    // A message for a busy session joins its running turn (the loop folds it in between tool rounds).
+    joinRunningTurns: true,
   });
   const router = new OutboundRouter({
     bus,

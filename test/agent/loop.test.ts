@@ -226,6 +226,60 @@ describe('AgentLoop', () => {
     expect(String(last?.content)).toMatch(/^also, use metric units/);
   });
 
+  it('runs a command that arrives during a turn after that turn instead of injecting it', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const slow = defineTool({
+      name: 'slow',
+      description: 'waits',
+      parameters: z.object({}),
+      execute: async () => {
+        await gate;
+        return ok('slow done');
+      },
+    });
+    const { loop, sessions, provider } = await setup([{ toolCalls: [call('slow')] }, { content: 'done' }], [slow]);
+    const first = loop.processMessage(input('start a long task'));
+    await new Promise((r) => setTimeout(r, 20));
+    const reset = loop.processMessage(input('/NEW@nanobot'));
+    release();
+    expect((await first).content).toBe('done');
+    expect((await reset).content).toBe('New session started.');
+    expect(provider.requests).toHaveLength(2);
+    expect(JSON.stringify(provider.requests[1]?.messages)).not.toContain('/NEW');
+    expect((await sessions.load('cli:direct')).messages).toHaveLength(0);
+  });
+
+  it("adds each turn's token usage to the session metadata", async () => {
+    const { loop, sessions } = await setup([{ toolCalls: [call('echo', { text: 'x' })] }, { content: 'ok' }]);
+    await loop.processMessage(input('go'));
+    expect((await sessions.load('cli:direct')).metadata.token_stats).toMatchObject({
+      total_prompt_tokens: 20,
+      total_completion_tokens: 10,
+      total_tokens: 30,
+      llm_calls: 2,
+    });
+  });
+
+  it('runs a message that arrives too late to be injected as the next turn (no deadlock)', async () => {
+    let late: Promise<{ content: string }> | undefined;
+    const { loop, provider } = await setup([
+      () => {
+        // Arrives during the final model call: the turn takes no more injections after it.
+        late = loop.processMessage(input('one more thing'));
+        return { content: 'first answer' };
+      },
+      { content: 'second answer' },
+    ]);
+    const first = await loop.processMessage(input('question'));
+    expect(first.content).toBe('first answer');
+    const timeout = new Promise<string>((resolve) => setTimeout(() => resolve('deadlocked'), 2000));
+    expect(await Promise.race([late?.then((o) => o.content), timeout])).toBe('second answer');
+    expect(String(provider.requests[1]?.messages.at(-1)?.content)).toMatch(/^one more thing/);
+  });
+
   it('/stop cancels the running turn at once and keeps what it finished', async () => {
     const slow = defineTool({
       name: 'slow',

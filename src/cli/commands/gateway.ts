@@ -2,7 +2,7 @@
  * `nanobot gateway`: run the long-lived gateway in the foreground, and `status`, `stop`, `logs`,
  * `install-service` to manage one that runs elsewhere (found through `<dataDir>/gateway.json`).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -66,7 +66,7 @@ export async function runGateway(opts: GlobalOptions & GatewayFlags): Promise<vo
     log,
     logFile,
     ...(port === undefined ? {} : { port }),
-    createAgent: (l, o) => createAgent(l, { ...o, cron }),
+    createAgent: (l, o) => createAgent(l, { ...o, cron, restart: () => restartSoon() }),
     services: [
       (context) => {
         gatewayContext = context;
@@ -78,6 +78,15 @@ export async function runGateway(opts: GlobalOptions & GatewayFlags): Promise<vo
     ],
   });
   installSignalHandlers(gateway, { log });
+  // /restart: reply first, then shut down cleanly and start a fresh gateway process with the same arguments.
+  const restartSoon = () => {
+    setTimeout(() => {
+      void gateway.shutdown('restart').then(() => {
+        spawn(process.execPath, process.argv.slice(1), { detached: true, stdio: 'inherit' }).unref();
+        process.exit(0);
+      });
+    }, 500);
+  };
   await gateway.closed;
 }
 
