@@ -88,6 +88,16 @@ function buildProgram(): Command {
       await (await gatewayCommands()).installService(cmd.optsWithGlobals());
     });
 
+  withCommon(program.command('trigger <name> [message]'))
+    .description('queue a message for the running gateway (use - to read it from stdin); delivered at least once')
+    .action(async (name: string, message: string | undefined, opts: GlobalOptions) => {
+      const [{ setup }, { queueTrigger }] = await Promise.all([import('./setup.js'), import('../triggers/queue.js')]);
+      const { loaded } = await setup(opts);
+      const text = message === undefined || message === '-' ? await readStdin() : message;
+      await queueTrigger(loaded.workspace, name, text);
+      process.stdout.write(`Queued trigger "${name}"; a running gateway delivers it.\n`);
+    });
+
   const cron = program.command('cron').description('manage scheduled jobs (<workspace>/cron/jobs.json)');
   const runCron = async (sub: string, args: string[], opts: object) => {
     const commands = await import('./commands/cron.js');
@@ -123,6 +133,12 @@ function buildProgram(): Command {
       process.stdout.write(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
     });
   return program;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 export interface AgentFlags {

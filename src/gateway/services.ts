@@ -8,6 +8,7 @@ import type { CronService } from '../cron/service.js';
 import { type CronJob, jobOrigin } from '../cron/types.js';
 import { HEARTBEAT_SESSION, HeartbeatService, modelEvaluator } from '../heartbeat/service.js';
 import { AutoCompact } from '../memory/autocompact.js';
+import { TriggerWatcher } from '../triggers/queue.js';
 import type { GatewayContext, GatewayService } from './runtime.js';
 
 const NOTHING_TO_REPORT = /^\s*nothing to report\.?\s*$/i;
@@ -129,4 +130,26 @@ export function dreamService(context: GatewayContext): GatewayService {
     },
     stop: async () => clearInterval(timer),
   };
+}
+
+/** Delivers `nanobot trigger` files: a turn in session `trigger:<name>`, the answer sent to the last active chat. */
+export function triggerService(context: GatewayContext): GatewayService {
+  const watcher = new TriggerWatcher({
+    workspace: context.loaded().workspace,
+    log: context.log,
+    deliver: async (trigger) => {
+      const output = await context.agent().loop.processMessage({
+        channel: 'system',
+        chatId: `trigger-${trigger.name}`,
+        sessionKey: `trigger:${trigger.name}`,
+        content: `[Trigger "${trigger.name}"] ${trigger.message}`,
+      });
+      if (output.error) throw new Error(output.error.message);
+      if (NOTHING_TO_REPORT.test(output.content)) return;
+      const target = await lastActiveChat(context);
+      if (target) context.bus.publishOutbound({ ...target, content: output.content });
+      else context.log.info(`trigger ${trigger.name}: ${output.content.split('\n')[0] ?? ''}`);
+    },
+  });
+  return { name: 'triggers', start: () => watcher.start(), stop: () => watcher.stop() };
 }

@@ -12,7 +12,14 @@ import { CronService } from '../../cron/service.js';
 import { createGatewayLogger } from '../../gateway/log-file.js';
 import { type GatewayContext, installSignalHandlers, startGateway } from '../../gateway/runtime.js';
 import { managerFor, planService, type ServiceManager } from '../../gateway/service.js';
-import { autoCompactService, cronRunner, cronService, dreamService, heartbeatService } from '../../gateway/services.js';
+import {
+  autoCompactService,
+  cronRunner,
+  cronService,
+  dreamService,
+  heartbeatService,
+  triggerService,
+} from '../../gateway/services.js';
 import { isProcessAlive, logFilePath, readState, stateFilePath } from '../../gateway/state-file.js';
 import { errorMessage, UserError } from '../../util/errors.js';
 import { expandHome } from '../../util/fs.js';
@@ -75,6 +82,7 @@ export async function runGateway(opts: GlobalOptions & GatewayFlags): Promise<vo
       heartbeatService,
       autoCompactService,
       dreamService,
+      triggerService,
     ],
   });
   installSignalHandlers(gateway, { log });
