@@ -6,8 +6,8 @@
 import { statSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { lock } from 'proper-lockfile';
 import { writeFileAtomic } from '../util/fs.js';
+import { lockFile } from '../util/lock.js';
 import { CronError, type CronJob, CronJobSchema } from './types.js';
 
 export interface CronStoreData {
@@ -137,7 +137,7 @@ export async function writeCronStore(path: string, data: CronStoreData): Promise
 /** Runs `fn` while holding the cross-process lock on the store (a `jobs.json.lock` directory beside it). */
 export async function withCronStoreLock<T>(path: string, fn: () => Promise<T>): Promise<T> {
   await mkdir(dirname(path), { recursive: true });
-  const release = await lock(path, {
+  const release = await (await lockFile())(path, {
     realpath: false,
     stale: 10_000,
     retries: { retries: 100, minTimeout: 5, maxTimeout: 200, factor: 1.5 },

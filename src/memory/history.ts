@@ -20,8 +20,8 @@ import {
 } from 'node:fs';
 import { mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { lock } from 'proper-lockfile';
 import { writeFileAtomic } from '../util/fs.js';
+import { lockFile } from '../util/lock.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import { estimateTextTokens } from './tokens.js';
 
@@ -234,7 +234,7 @@ export class HistoryStore {
       .catch(() => undefined)
       .then(async () => {
         await mkdir(this.dir, { recursive: true });
-        const release = await lock(this.path, {
+        const release = await (await lockFile())(this.path, {
           realpath: false,
           stale: 10_000,
           retries: { retries: 100, minTimeout: 5, maxTimeout: 200, factor: 1.5 },

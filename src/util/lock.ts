@@ -1,0 +1,4 @@
+/** Cross-process file locks. proper-lockfile (and the graceful-fs it patches in) loads on first use, not at start-up. */
+export async function lockFile(): Promise<typeof import('proper-lockfile').lock> {
+  return (await import('proper-lockfile')).lock;
+}
