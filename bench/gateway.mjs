@@ -8,10 +8,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+import { loadFromSource } from './load-src.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const _root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const flags = process.argv.slice(2).filter((a) => a.startsWith('--'));
 const [sessions = 1000, turns = 5, latencyMs = 200, maxConcurrent = 1000] = process.argv
   .slice(2)
@@ -21,33 +21,20 @@ const memorySessions = flags.includes('--memory-sessions');
 const scratch = mkdtempSync(join(tmpdir(), 'nb-gateway-bench-'));
 
 async function loadModules() {
-  const outfile = join(scratch, 'gateway.mjs');
-  await build({
-    absWorkingDir: root,
-    stdin: {
-      contents: [
-        "export { MessageBus } from './src/bus/message-bus.js';",
-        "export { Dispatcher } from './src/gateway/dispatcher.js';",
-        "export { AgentLoop } from './src/agent/loop.js';",
-        "export { AgentRunner } from './src/agent/runner.js';",
-        "export { ContextBuilder } from './src/agent/context.js';",
-        "export { JsonlSessionStore } from './src/session/jsonl-store.js';",
-        "export { newSession } from './src/session/types.js';",
-        "export { ToolRegistry } from './src/tools/registry.js';",
-        "export { EventStream } from './src/util/event-stream.js';",
-      ].join('\n'),
-      resolveDir: root,
-      loader: 'ts',
-    },
-    outfile,
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    banner: { js: "import { createRequire as __r } from 'node:module'; const require = __r(import.meta.url);" },
-    logLevel: 'error',
-  });
-  return import(pathToFileURL(outfile).href);
+  return loadFromSource(
+    [
+      "export { MessageBus } from './src/bus/message-bus.js';",
+      "export { Dispatcher } from './src/gateway/dispatcher.js';",
+      "export { AgentLoop } from './src/agent/loop.js';",
+      "export { AgentRunner } from './src/agent/runner.js';",
+      "export { ContextBuilder } from './src/agent/context.js';",
+      "export { JsonlSessionStore } from './src/session/jsonl-store.js';",
+      "export { newSession } from './src/session/types.js';",
+      "export { ToolRegistry } from './src/tools/registry.js';",
+      "export { EventStream } from './src/util/event-stream.js';",
+    ],
+    'gateway',
+  );
 }
 
 /** Answers `echo <text>` after `latencyMs`, like a model that takes that long. */

@@ -5,34 +5,22 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+import { loadFromSource } from './load-src.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const _root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const fileCount = Number(process.argv[2] ?? 50_000);
 const runs = Number(process.argv[3] ?? 5);
 const scratch = mkdtempSync(join(tmpdir(), 'nb-grep-bench-'));
 
 async function loadTools() {
-  const outfile = join(scratch, 'search.mjs');
-  await build({
-    absWorkingDir: root,
-    stdin: {
-      contents:
-        "export { createGrepTool, createFindFilesTool } from './src/tools/search/index.js';\n" +
-        "export { createPathPolicy } from './src/security/workspace.js';\n",
-      resolveDir: root,
-      loader: 'ts',
-    },
-    outfile,
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    banner: { js: "import { createRequire as __r } from 'node:module'; const require = __r(import.meta.url);" },
-    logLevel: 'error',
-  });
-  return import(pathToFileURL(outfile).href);
+  return loadFromSource(
+    [
+      "export { createGrepTool, createFindFilesTool } from './src/tools/search/index.js';",
+      "export { createPathPolicy } from './src/security/workspace.js';",
+    ],
+    'grep',
+  );
 }
 
 /** 50 top dirs × 20 subdirs × N files of ~1 KB; 1 in 100 holds the rare needle; plus ignored noise. */

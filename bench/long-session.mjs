@@ -8,34 +8,22 @@
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+import { loadFromSource } from './load-src.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const _root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const runs = Number(process.argv[2] ?? 7);
 const sizes = [100, 1_000, 10_000];
 const scratch = mkdtempSync(join(tmpdir(), 'nb-session-bench-'));
 
 async function loadModules() {
-  const outfile = join(scratch, 'session.mjs');
-  await build({
-    absWorkingDir: root,
-    stdin: {
-      contents:
-        "export { JsonlSessionStore } from './src/session/jsonl-store.js';\n" +
-        "export { ContextBuilder } from './src/agent/context.js';\n",
-      resolveDir: root,
-      loader: 'ts',
-    },
-    outfile,
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    banner: { js: "import { createRequire as __r } from 'node:module'; const require = __r(import.meta.url);" },
-    logLevel: 'error',
-  });
-  return import(pathToFileURL(outfile).href);
+  return loadFromSource(
+    [
+      "export { JsonlSessionStore } from './src/session/jsonl-store.js';",
+      "export { ContextBuilder } from './src/agent/context.js';",
+    ],
+    'long-session',
+  );
 }
 
 const WORDS = 'the agent reads a file runs a command and answers with what it found in the workspace today'.split(' ');
