@@ -3,6 +3,7 @@
  * agent through the same loop a chat message uses, so turns of one session never interleave.
  */
 
+import { findLegalStart } from '../agent/governor-pairing.js';
 import { runAsCronJob } from '../cron/context.js';
 import type { CronService } from '../cron/service.js';
 import { type CronJob, jobOrigin } from '../cron/types.js';
@@ -66,6 +67,7 @@ export function heartbeatService(context: GatewayContext): GatewayService {
     intervalS: beat.intervalS,
     log: context.log,
     runTurn: async (prompt) => {
+      await boundHeartbeatHistory(context, beat.keepRecentMessages);
       const output = await context.agent().loop.processMessage({
         channel: 'system',
         chatId: HEARTBEAT_SESSION,
@@ -91,6 +93,21 @@ export function heartbeatService(context: GatewayContext): GatewayService {
     },
     stop: () => heartbeat.stop(),
   };
+}
+
+/**
+ * The heartbeat session replays only its last `keep` messages (from a legal start): without this, a heartbeat every
+ * 30 minutes grows a history of hundreds of thousands of tokens. Older messages stay in the file (only the
+ * consolidation cursor moves), so nothing is lost.
+ */
+export async function boundHeartbeatHistory(context: GatewayContext, keep: number): Promise<void> {
+  const { sessions } = context.agent();
+  const session = await sessions.load(HEARTBEAT_SESSION);
+  const from = session.messages.length - keep;
+  if (from <= session.lastConsolidated) return;
+  const start = findLegalStart(session.messages, from);
+  session.lastConsolidated = start === -1 ? session.messages.length : start;
+  await sessions.save(session);
 }
 
 /** Archives sessions idle for `idleCompactAfterMinutes` (their last messages stay replayable). */
