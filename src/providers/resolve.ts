@@ -6,6 +6,8 @@
  *      (gateways first; keys from config before keys from the environment), f. a custom provider with apiBase.
  * Keys come from `providers.<name>.apiKey`, else from the vendor's environment variable.
  */
+
+import { snakeToCamel } from '../config/keys.js';
 import {
   customSpec,
   findSpec,
@@ -193,7 +195,7 @@ class ResolveContext {
   }
 
   private finish(c: Candidate): Outcome {
-    const configName = camelCase(c.name);
+    const configName = snakeToCamel(c.name);
     if (c.spec.unsupported) {
       return {
         error: `Provider "${c.name}" (${c.spec.label}) is not supported yet.`,
@@ -224,7 +226,7 @@ class ResolveContext {
   }
 
   private missingKey(c: Candidate): ResolveError {
-    const where = `Set providers.${camelCase(c.name)}.apiKey in ${this.configPath}`;
+    const where = `Set providers.${snakeToCamel(c.name)}.apiKey in ${this.configPath}`;
     return {
       error: `No API key for provider "${c.name}".`,
       hint: c.spec.envKey ? `${where} or export ${c.spec.envKey}.` : `${where}.`,
@@ -240,11 +242,6 @@ function matchesKeyword(spec: ProviderSpec, modelLower: string): boolean {
     if (kw.startsWith('^')) return bare.startsWith(kw.slice(1));
     return modelLower.includes(kw) || normalized.includes(kw.replace(/-/g, '_'));
   });
-}
-
-/** The config spelling of a provider name (files are written camelCase). */
-function camelCase(name: string): string {
-  return name.replace(/_([a-z0-9])/g, (_, ch: string) => ch.toUpperCase());
 }
 
 /** Names within a small edit distance, or sharing a prefix, for "did you mean". */

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { expandHome as expandHomeIn } from '../util/fs.js';
 
 export type PathAccess = 'read' | 'write';
 
@@ -70,9 +71,7 @@ export function realpathNearest(target: string, depth = 0): string {
 
 /** Expands a leading `~` or `~/` (not `~user`) to the home directory. */
 export function expandHome(input: string, homeDir: string = os.homedir()): string {
-  if (input === '~') return homeDir;
-  if (input.startsWith('~/')) return path.join(homeDir, input.slice(2));
-  return input;
+  return expandHomeIn(input, homeDir);
 }
 
 // Device files hang or stream forever (/dev/zero, /dev/random); environ files hold the agent's secrets.

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { chmod, mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { isPathInside } from '../security/workspace.js';
 import { UserError } from '../util/errors.js';
 import { writeFileAtomic } from '../util/fs.js';
 
@@ -18,7 +19,7 @@ const newId = () => randomBytes(16).toString('hex');
 export async function sessionsDirFor(dataDir: string, workspace: string): Promise<string> {
   const root = join(dataDir, 'sessions');
   const canonical = canonicalPath(workspace);
-  if (isInside(resolve(root), canonical)) {
+  if (isPathInside(resolve(root), canonical)) {
     throw new UserError(
       `Sessions (${root}) would be inside the workspace (${workspace}), where the agent's tools could rewrite them.`,
       'Use a workspace that does not contain the config directory, or a --config outside the workspace.',
@@ -50,10 +51,6 @@ function canonicalPath(path: string): string {
   } catch {
     return resolve(path);
   }
-}
-
-function isInside(child: string, parent: string): boolean {
-  return child === parent || child.startsWith(`${parent}/`);
 }
 
 function readWorkspaceId(workspace: string): string | undefined {
