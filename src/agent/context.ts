@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type EntryLimits, HistoryStore } from '../memory/history.js';
+import { type EntryLimits, formatHistoryTimestamp, HistoryStore } from '../memory/history.js';
 import {
   type ArchivedSummary,
   archivedSummarySection,
@@ -118,19 +118,14 @@ export function stripRuntimeContext(text: string): string {
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 
 function formatTime(now: Date, timezone: string): string {
-  // UTC needs no Intl: building a time-zone formatter costs ~25 ms of ICU loading on the first turn.
-  if (timezone === 'UTC')
-    return `${now.toISOString().slice(0, 16).replace('T', ' ')} (${WEEKDAYS[now.getUTCDay()]}, UTC)`;
   try {
-    const local = new Intl.DateTimeFormat('sv-SE', {
-      timeZone: timezone,
-      dateStyle: 'short',
-      timeStyle: 'short',
-      hourCycle: 'h23',
-    }).format(now);
-    const weekday = new Intl.DateTimeFormat('en-US', { timeZone: timezone, weekday: 'long' }).format(now);
-    return `${local} (${weekday}, ${timezone})`;
+    // UTC needs no Intl: building a time-zone formatter costs ~25 ms of ICU loading on the first turn.
+    const weekday =
+      timezone === 'UTC'
+        ? WEEKDAYS[now.getUTCDay()]
+        : new Intl.DateTimeFormat('en-US', { timeZone: timezone, weekday: 'long' }).format(now);
+    return `${formatHistoryTimestamp(now, timezone)} (${weekday}, ${timezone})`;
   } catch {
-    return `${now.toISOString().slice(0, 16).replace('T', ' ')} (UTC)`;
+    return `${formatHistoryTimestamp(now, 'UTC')} (UTC)`;
   }
 }

@@ -4,7 +4,7 @@ import git from 'isomorphic-git';
 import { describe, expect, it } from 'vitest';
 import { Dream, type DreamOptions } from '../../src/memory/dream.js';
 import { dreamCommand, dreamLogCommand, dreamRestoreCommand } from '../../src/memory/dream-commands.js';
-import { JsonlHistorySource } from '../../src/memory/dream-history.js';
+import { HistoryStore } from '../../src/memory/history.js';
 import type { ChatMessage } from '../../src/providers/types.js';
 import { call, FakeProvider, type Scripted } from '../helpers/fake-provider.js';
 import { makeWorkspace, ORIGINAL_MEMORY, read, writeHistory } from './dream-helpers.js';
@@ -12,7 +12,7 @@ import { makeWorkspace, ORIGINAL_MEMORY, read, writeHistory } from './dream-help
 const ADDED_FACT = '- garden-bot: new project (2026-05-01)';
 
 function setup(script: Scripted[], options: Partial<DreamOptions> = {}, workspace = makeWorkspace()) {
-  const history = new JsonlHistorySource(workspace);
+  const history = new HistoryStore(workspace).asDreamSource();
   const dream = new Dream({ workspace, history, ...options });
   const provider = new FakeProvider(script);
   const runOptions = { provider, model: 'fake-model', maxTokens: 1000 };
