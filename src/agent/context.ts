@@ -3,7 +3,7 @@
  * The system prompt has no clock or per-turn data, so with the sorted tool list it forms a byte-stable,
  * cacheable prefix. Per-turn facts (time, channel, chat id) go at the end of the user message.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type EntryLimits, formatHistoryTimestamp, HistoryStore } from '../memory/history.js';
 import {
@@ -48,6 +48,8 @@ export interface RuntimeInfo {
 
 export class ContextBuilder {
   private readonly history: HistoryStore;
+  /** File texts by path, reused while size and mtime are unchanged: every turn reads these files. */
+  private readonly files = new Map<string, { mtimeMs: number; size: number; text: string }>();
 
   constructor(private readonly options: ContextBuilderOptions) {
     this.history = options.history ?? new HistoryStore(options.workspace, { timezone: options.timezone ?? 'UTC' });
@@ -94,12 +96,20 @@ export class ContextBuilder {
 
   /** Trimmed file text, or undefined when missing, empty or still the unedited template. */
   private readUserFile(relPath: string): string | undefined {
-    const path = join(this.options.workspace, relPath);
-    if (!existsSync(path)) return undefined;
-    const text = readFileSync(path, 'utf8').trim();
+    const text = this.readTrimmed(join(this.options.workspace, relPath));
     if (!text) return undefined;
     const template = this.options.templatesDir ? join(this.options.templatesDir, relPath) : undefined;
-    if (template && existsSync(template) && readFileSync(template, 'utf8').trim() === text) return undefined;
+    if (template && this.readTrimmed(template) === text) return undefined;
+    return text;
+  }
+
+  private readTrimmed(path: string): string | undefined {
+    const stat = statSync(path, { throwIfNoEntry: false });
+    if (!stat?.isFile()) return undefined;
+    const cached = this.files.get(path);
+    if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) return cached.text;
+    const text = readFileSync(path, 'utf8').trim();
+    this.files.set(path, { mtimeMs: stat.mtimeMs, size: stat.size, text });
     return text;
   }
 }

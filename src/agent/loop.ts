@@ -262,19 +262,21 @@ export class AgentLoop {
         chatId: turn.input.chatId,
       });
       const { consolidator } = this.deps;
+      let system = context.buildSystemPrompt({ session });
       if (consolidator) {
         // Only a request that would overflow the window waits for consolidation; otherwise it runs after the reply.
-        turn.fixedTokens = this.fixedTokens(session, user);
+        turn.fixedTokens = this.fixedTokens(system, user);
         if (await consolidator.needsBlocking(session, turn.fixedTokens)) {
           await consolidator.maybeConsolidate(session, {
             mode: 'blocking',
             signal: turn.signal,
             systemPromptTokens: turn.fixedTokens,
           });
+          system = context.buildSystemPrompt({ session }); // the archived summary changed
         }
       }
       const history = session.messages.slice(session.lastConsolidated).map(forModel);
-      turn.request = context.buildMessages(history, user, { session });
+      turn.request = [{ role: 'system', content: system }, ...history, user];
       session.messages.push(stamp({ ...user }));
       session.metadata.pending_user_turn = true;
       session.metadata.last_channel = `${turn.input.channel}:${turn.input.chatId}`;
@@ -339,8 +341,7 @@ export class AgentLoop {
     },
   };
 
-  private fixedTokens(session: Session, user: ChatMessage): number {
-    const system = this.deps.context.buildSystemPrompt({ session });
+  private fixedTokens(system: string, user: ChatMessage): number {
     const tools = JSON.stringify(this.deps.toolDefinitions?.() ?? []);
     return estimateTextTokens(system) + estimateTextTokens(tools) + estimateTextTokens(JSON.stringify(user.content));
   }
