@@ -90,10 +90,6 @@ export class ContextBuilder {
     return { role: 'user', content: [...content, { type: 'text', text: block }] };
   }
 
-  buildMessages(history: ChatMessage[], user: ChatMessage, sessionParts: PromptSessionParts = {}): ChatMessage[] {
-    return [{ role: 'system', content: this.buildSystemPrompt(sessionParts) }, ...history, user];
-  }
-
   /** Trimmed file text, or undefined when missing, empty or still the unedited template. */
   private readUserFile(relPath: string): string | undefined {
     const text = this.readTrimmed(join(this.options.workspace, relPath));

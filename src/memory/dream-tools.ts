@@ -15,7 +15,7 @@ import {
   type PathResolution,
   realpathNearest,
 } from '../security/workspace.js';
-import { writeFileContained } from '../tools/filesystem/atomic-write.js';
+import { writeFileContained } from '../tools/filesystem/contained-write.js';
 import { createEditFileTool } from '../tools/filesystem/edit-file.js';
 import { createReadFileTool } from '../tools/filesystem/read-file.js';
 import { createWriteFileTool } from '../tools/filesystem/write-file.js';

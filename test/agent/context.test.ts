@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,14 +73,23 @@ describe('ContextBuilder memory sections', () => {
     expect(capped).not.toContain('entry 50\n');
   });
 
-  it('passes the summary into buildMessages', async () => {
+  it('sees an edit to SOUL.md on the next build, even one of the same length', async () => {
+    const dir = await workspace();
+    const builder = new ContextBuilder({ workspace: dir });
+    writeFileSync(join(dir, 'SOUL.md'), 'I am calm.');
+    expect(builder.buildSystemPrompt()).toContain('I am calm.');
+    writeFileSync(join(dir, 'SOUL.md'), 'I am bold.');
+    utimesSync(join(dir, 'SOUL.md'), new Date(), new Date(Date.now() + 5_000));
+    expect(builder.buildSystemPrompt()).toContain('I am bold.');
+  });
+
+  it('reads the archived summary from the session it is given', async () => {
     const dir = await workspace();
     const session = newSession('k');
     writeArchivedSummary(session.metadata, { text: 'summary text' });
     const builder = new ContextBuilder({ workspace: dir });
-    const user = builder.buildUserMessage('hi', { channel: 'cli', chatId: 'direct' });
-    const [system] = builder.buildMessages([], user, { session });
-    expect(String(system?.content)).toContain('[Archived Context Summary]');
-    expect(String(system?.content)).toContain('summary text');
+    const system = builder.buildSystemPrompt({ session });
+    expect(system).toContain('[Archived Context Summary]');
+    expect(system).toContain('summary text');
   });
 });

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { type PathPolicy, realpathNearest, withContainedDirectory } from '../../security/workspace.js';
 import { defineTool, fail, ok, type ToolResult } from '../types.js';
-import { writeFileContained } from './atomic-write.js';
+import { writeFileContained } from './contained-write.js';
 import { applyMatches, findMatches, type MatchStrategy, notFoundMessage, type TextMatch } from './edit-match.js';
 import { countLines } from './write-file.js';
 

@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import { z } from 'zod';
 import type { PathPolicy } from '../../security/workspace.js';
 import { defineTool, fail, ok, type ToolResult } from '../types.js';
-import { writeFileContained } from './atomic-write.js';
+import { writeFileContained } from './contained-write.js';
 import { applyMatches, findMatches, type MatchStrategy, notFoundMessage, type TextMatch } from './edit-match.js';
 
 export interface EditFileToolOptions {

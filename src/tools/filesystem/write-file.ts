@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import { z } from 'zod';
 import type { PathPolicy } from '../../security/workspace.js';
 import { defineTool, fail, ok } from '../types.js';
-import { writeFileContained } from './atomic-write.js';
+import { writeFileContained } from './contained-write.js';
 
 export interface WriteFileToolOptions {
   policy: PathPolicy;
