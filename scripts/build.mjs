@@ -1,11 +1,12 @@
 // Bundles the CLI into dist/ with esbuild. One bundle (split at the lazy `import()`s) starts several times faster
 // than thousands of small modules: the Anthropic SDK alone takes ~400 ms to load file by file on Node 20.
-import { renameSync, rmSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 
 /** zod re-exports all ~60 of its error-message locales; nanobot only uses English, so the rest are not bundled. */
 const zodEnglishOnly = {
@@ -35,6 +36,8 @@ await build({
   platform: 'node',
   target: 'node20',
   packages: 'bundle',
+  // Chat-platform SDKs are optional dependencies: each channel imports its SDK on start and names it when it is missing.
+  external: Object.keys(pkg.optionalDependencies ?? {}),
   chunkNames: 'chunks/[name]-[hash]',
   // Bundled CommonJS dependencies call require() for Node built-ins.
   banner: {
