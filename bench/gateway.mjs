@@ -2,7 +2,11 @@
 // disk) against an in-process fake provider with a fixed latency. Each session sends its next message after the
 // previous reply (a conversation), so per-turn overhead = reply time − send time − the LLM latency.
 // Usage: node bench/gateway.mjs [sessions=1000] [turns=5] [latencyMs=200] [maxConcurrent=1000] [--memory-sessions]
+//        [--think=MS]
 // --memory-sessions swaps the JSONL store for an in-memory one, to separate dispatch overhead from session disk I/O.
+// --think=MS gives each user a pause of MS between a reply and their next message, and spreads the first messages
+// over MS (users do not all type at the same instant). Without it every session fires back-to-back in lockstep: 1,000
+// turns arrive in the same millisecond, 5 times over — the worst case, where p99 is the time to work off one burst.
 // maxConcurrent defaults to 1000 (the gateway's default is NANOBOT_MAX_CONCURRENT_REQUESTS=3, which would measure the
 // limit, not the overhead). The TypeScript sources are bundled on the fly with esbuild (no build step needed).
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,6 +22,8 @@ const [sessions = 1000, turns = 5, latencyMs = 200, maxConcurrent = 1000] = proc
   .filter((a) => !a.startsWith('--'))
   .map(Number);
 const memorySessions = flags.includes('--memory-sessions');
+const thinkMs = Number(flags.find((f) => f.startsWith('--think='))?.slice('--think='.length) ?? 0);
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const scratch = mkdtempSync(join(tmpdir(), 'nb-gateway-bench-'));
 
 async function loadModules() {
@@ -125,7 +131,9 @@ async function main() {
   await Promise.all(
     Array.from({ length: sessions }, async (_, i) => {
       const chat = `s${i}`;
+      if (thinkMs > 0) await pause(Math.random() * thinkMs);
       for (let turn = 0; turn < turns; turn++) {
+        if (turn > 0 && thinkMs > 0) await pause(thinkMs);
         const reply = new Promise((resolve) => waiting.set(chat, resolve));
         send(chat, turn);
         await reply;
@@ -148,7 +156,7 @@ async function main() {
   const sorted = overheads.sort((a, b) => a - b);
   const total = sessions * turns;
   console.log(
-    `gateway bench: ${sessions} sessions × ${turns} turns, LLM latency ${latencyMs} ms, maxConcurrent ${maxConcurrent}, sessions ${memorySessions ? 'in memory' : 'JSONL on disk'}`,
+    `gateway bench: ${sessions} sessions × ${turns} turns, LLM latency ${latencyMs} ms, maxConcurrent ${maxConcurrent}, sessions ${memorySessions ? 'in memory' : 'JSONL on disk'}, ${thinkMs > 0 ? `think time ${thinkMs} ms` : 'lockstep bursts'}`,
   );
   console.log(
     `  turns answered : ${overheads.length}/${total} in ${elapsedS.toFixed(2)} s → ${(total / elapsedS).toFixed(0)} turns/s`,

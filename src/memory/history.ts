@@ -61,6 +61,7 @@ export class HistoryStore {
   readonly dreamCursorPath: string;
   private readonly log: Logger;
   private cache: { ino: number; size: number; mtimeMs: number; entries: HistoryEntry[] } | undefined;
+  private dreamCursor: { ino: number; size: number; mtimeMs: number; value: number } | undefined;
 
   constructor(
     workspace: string,
@@ -152,8 +153,21 @@ export class HistoryStore {
     });
   }
 
+  /** Read before every turn's prompt: cached while the file's inode, size and mtime stay the same (one stat). */
   readDreamCursor(): number {
-    return readIntFileSync(this.dreamCursorPath);
+    let stat: { ino: number; size: number; mtimeMs: number };
+    try {
+      stat = statSync(this.dreamCursorPath);
+    } catch {
+      return 0;
+    }
+    const cached = this.dreamCursor;
+    if (cached && cached.ino === stat.ino && cached.size === stat.size && cached.mtimeMs === stat.mtimeMs) {
+      return cached.value;
+    }
+    const value = readIntFileSync(this.dreamCursorPath);
+    this.dreamCursor = { ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, value };
+    return value;
   }
 
   async writeDreamCursor(cursor: number): Promise<void> {

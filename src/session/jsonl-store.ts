@@ -177,7 +177,9 @@ export class JsonlSessionStore implements SessionStore {
     const parsed = parseSessionLines(bytes.toString('utf8'), key, path, this.log);
     this.growth.set(path, { ...parsed.metadata, fileBytes: bytes.length });
     // Another process may have appended between the stat and the read: then the stamp does not describe the text.
-    if (bytes.length !== stamp.size) {
+    // A stamp is also withheld from a file that does not end in a newline (a torn tail): a stamp vouches for the file
+    // ending with a complete line, so appends can skip reading its tail.
+    if (bytes.length !== stamp.size || (bytes.length > 0 && bytes[bytes.length - 1] !== NEWLINE)) {
       this.dropCached(path);
       return this.handOut(parsed.session, undefined);
     }
@@ -196,7 +198,7 @@ export class JsonlSessionStore implements SessionStore {
     }
     if (lines.text === '') return; // Nothing new since this object was loaded or saved.
 
-    const appended = await appendToSessionFile(path, lines.text, session.key, this.log);
+    const appended = await appendToSessionFile(path, lines.text, before?.stamp, session.key, this.log);
     if (!appended) {
       await this.rewriteFile(session, path, header, preserved); // Missing, empty or unreadable: start it afresh.
       return;
@@ -336,13 +338,15 @@ function linesToAppend(
 }
 
 /**
- * Appends whole lines with one O_APPEND write and an fsync. A torn last line left by a crash is cut off first, so
- * our lines never glue onto it; a last line that is complete JSON but lacks its newline gets one.
+ * Appends whole lines with one O_APPEND write and an fdatasync. A torn last line left by a crash is cut off first, so
+ * our lines never glue onto it; a last line that is complete JSON but lacks its newline gets one. When the file is
+ * still exactly as this store last wrote it (`known`), it ends with our newline and its tail need not be read.
  * Returns undefined when there is nothing to append to (missing or empty file, or a file that is one torn line).
  */
 async function appendToSessionFile(
   path: string,
   text: string,
+  known: FileStamp | undefined,
   key: string,
   log: Logger,
 ): Promise<AppendResult | undefined> {
@@ -356,7 +360,7 @@ async function appendToSessionFile(
   try {
     const before = toStamp(await handle.stat());
     if (before.size === 0) return undefined;
-    const end = await endOfLastLine(handle, before.size);
+    const end = known && sameStamp(known, before) ? before.size : await endOfLastLine(handle, before.size);
     let prefix = '';
     if (end < before.size) {
       const tail = (await readRange(handle, end, before.size)).toString('utf8');
@@ -369,7 +373,7 @@ async function appendToSessionFile(
     }
     const data = Buffer.from(prefix + text, 'utf8');
     await handle.write(data);
-    await handle.sync();
+    await handle.datasync();
     const after = toStamp(await handle.stat());
     const base = prefix ? before.size : end;
     return { before, after, clean: after.size === base + data.length };
