@@ -1,9 +1,10 @@
 // Bundles the CLI into dist/ with esbuild. One bundle (split at the lazy `import()`s) starts several times faster
 // than thousands of small modules: the Anthropic SDK alone takes ~400 ms to load file by file on Node 20.
-import { readFileSync, renameSync, rmSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import ts from 'typescript';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -28,7 +29,8 @@ const staging = join(root, `dist.tmp-${process.pid}`);
 const retired = join(root, `dist.old-${process.pid}`);
 await build({
   absWorkingDir: root,
-  entryPoints: ['src/cli/main.ts'],
+  // The CLI, and the embedding API (`import { createNanobot } from 'nanobot-ts'`); they share chunks.
+  entryPoints: { main: 'src/cli/main.ts', sdk: 'src/sdk.ts' },
   outdir: staging,
   bundle: true,
   splitting: true,
@@ -50,6 +52,7 @@ await build({
   keepNames: true,
   logLevel: 'warning',
 });
+writeSdkDeclarations(join(staging, 'sdk.d.ts'));
 try {
   renameSync(join(root, 'dist'), retired);
 } catch {
@@ -57,3 +60,22 @@ try {
 }
 renameSync(staging, join(root, 'dist'));
 rmSync(retired, { recursive: true, force: true });
+
+/**
+ * dist/sdk.d.ts for the package's `types`. src/sdk.ts spells out every type it exports (isolated declarations), so
+ * the file is emitted on its own, without type-checking the program behind it.
+ */
+function writeSdkDeclarations(target) {
+  const source = readFileSync(join(root, 'src', 'sdk.ts'), 'utf8');
+  const { outputText, diagnostics } = ts.transpileDeclaration(source, {
+    fileName: 'sdk.ts',
+    compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.Node16, isolatedDeclarations: true },
+    reportDiagnostics: true,
+  });
+  if (diagnostics?.length) {
+    const messages = diagnostics.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    throw new Error(`src/sdk.ts needs explicit types on its exports:\n${messages.join('\n')}`);
+  }
+  // The implementation's imports are not part of the public types.
+  writeFileSync(target, outputText.replace(/^import .*\n/gm, ''));
+}

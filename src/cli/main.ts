@@ -52,6 +52,16 @@ function buildProgram(): Command {
       return runAgent(opts);
     });
 
+  withCommon(program.command('serve'))
+    .description('serve the OpenAI-compatible API (default http://127.0.0.1:8900/v1)')
+    .option('-p, --port <port>', 'port (default api.port)')
+    .option('-H, --host <host>', 'address to bind (default api.host, 127.0.0.1)')
+    .option('-t, --timeout <seconds>', 'seconds a request may take (default api.timeout)')
+    .action(async (opts: GlobalOptions & { port?: string; host?: string; timeout?: string }) => {
+      const { runServe } = await import('./commands/serve.js');
+      return runServe(opts);
+    });
+
   withCommon(program.command('status'))
     .description('show config, workspace, provider, model and which keys are set')
     .action(async (opts: GlobalOptions) => {

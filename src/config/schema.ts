@@ -165,6 +165,8 @@ export const ConfigSchema = z.looseObject({
       port: z.int().min(1).max(65535).default(8900),
       timeout: z.number().positive().default(120),
       apiKey: z.string().nullish(),
+      /** Browser origins allowed to call the API (CORS); empty = none, `*` = any. */
+      corsOrigins: z.array(z.string()).default([]),
     })
     .prefault({}),
   gateway: z

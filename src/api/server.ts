@@ -1,0 +1,299 @@
+/**
+ * The OpenAI-compatible HTTP API (`nanobot serve`): `GET /health`, `GET /v1/models`, `POST /v1/chat/completions`.
+ * Any OpenAI client can talk to the agent. Secure by default: loopback unless told otherwise, and then only with an
+ * API key; bodies are size-limited; CORS is off unless origins are configured. Turns of one session run one at a time.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AgentLoop, TurnOutput } from '../agent/loop.js';
+import type { SessionStore } from '../session/types.js';
+import { UserError } from '../util/errors.js';
+import { type Logger, silentLogger } from '../util/log.js';
+import {
+  type ApiTurn,
+  ChatCompletionRequest,
+  type CompletionIds,
+  completionChunk,
+  completionIds,
+  completionResponse,
+  errorBody,
+  toApiTurn,
+} from './completions.js';
+
+export interface ApiServerOptions {
+  loop: AgentLoop;
+  sessions: SessionStore;
+  /** The model id reported by /v1/models and accepted in requests. */
+  model: string;
+  host: string;
+  port: number;
+  apiKey?: string | null;
+  /** Seconds a turn may take before the request gets 504. */
+  timeoutS: number;
+  /** Browser origins allowed to call the API (`*` for any); empty = no CORS headers. */
+  corsOrigins?: string[];
+  maxBodyBytes?: number;
+  log?: Logger;
+}
+
+export interface ApiServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+const DEFAULT_MAX_BODY = 20 * 1024 * 1024;
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly type = 'invalid_request_error',
+    readonly code: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
+  if (!isLoopbackHost(options.host) && !options.apiKey) {
+    throw new UserError(
+      `refusing to serve the API on ${options.host} without an API key: anyone who can reach it could run your agent`,
+      'Set api.apiKey in ~/.nanobot/config.json (clients send it as "Authorization: Bearer <key>"), or bind 127.0.0.1.',
+    );
+  }
+  const log = options.log ?? silentLogger;
+  const chains = new Map<string, Promise<unknown>>();
+  /** One turn at a time per session: an API call always gets its own turn, never joins a running one. */
+  const serialised = <T>(key: string, task: () => Promise<T>): Promise<T> => {
+    const run = (chains.get(key) ?? Promise.resolve()).catch(() => undefined).then(task);
+    chains.set(key, run);
+    void run.finally(() => {
+      if (chains.get(key) === run) chains.delete(key);
+    });
+    return run;
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      const http = err instanceof HttpError ? err : undefined;
+      if (!http) log.error(`api: ${req.method} ${req.url}: ${(err as Error).stack ?? String(err)}`);
+      if (res.headersSent) {
+        res.end();
+        return;
+      }
+      const status = http?.status ?? 500;
+      sendJson(res, status, errorBody(http?.message ?? 'internal error', http?.type ?? 'server_error', http?.code));
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/\/+$/, '') || '/';
+    if (applyCors(req, res, options.corsOrigins ?? [])) return;
+    if (path === '/health' && req.method === 'GET') {
+      sendJson(res, 200, { status: 'ok', model: options.model });
+      return;
+    }
+    authorize(req, options.apiKey);
+    if (path === '/v1/models' && req.method === 'GET') {
+      sendJson(res, 200, {
+        object: 'list',
+        data: [{ id: options.model, object: 'model', created: 0, owned_by: 'nanobot' }],
+      });
+      return;
+    }
+    if (path === '/v1/chat/completions') {
+      if (req.method !== 'POST') throw new HttpError(405, 'use POST for /v1/chat/completions');
+      await chatCompletions(req, res);
+      return;
+    }
+    throw new HttpError(404, `no route ${req.method} ${path}`, 'invalid_request_error', 'not_found');
+  }
+
+  async function chatCompletions(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = parseRequest(await readBody(req, options.maxBodyBytes ?? DEFAULT_MAX_BODY));
+    if (body.model !== undefined && body.model !== options.model) {
+      throw new HttpError(400, `model "${body.model}" is not served here; use "${options.model}" or leave it out`);
+    }
+    const turn = toTurn(body);
+    const ids = completionIds(options.model);
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(new Error('timeout')), options.timeoutS * 1000);
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort(new Error('client went away'));
+    });
+    try {
+      if (body.stream) await streamTurn(turn, ids, res, abort.signal);
+      else {
+        const output = await runTurn(turn, abort.signal);
+        if (abort.signal.aborted && abort.signal.reason?.message === 'timeout') {
+          throw new HttpError(504, `the agent took longer than ${options.timeoutS} s`, 'timeout', 'timeout');
+        }
+        sendJson(res, 200, completionResponse(ids, output.content, output.usage, finishOf(output)));
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  function toTurn(body: ChatCompletionRequest): ApiTurn {
+    const turn = toApiTurn(body);
+    if ('error' in turn) throw new HttpError(400, turn.error);
+    if (turn.images.length > 0) {
+      throw new HttpError(400, 'image input is not supported by this endpoint yet; send text', 'invalid_request_error');
+    }
+    return turn;
+  }
+
+  async function runTurn(turn: ApiTurn, signal: AbortSignal, onEvent?: Parameters<AgentLoop['processMessage']>[1]) {
+    return serialised(turn.sessionKey, async () => {
+      if (turn.ephemeral) await seed(turn);
+      try {
+        return await options.loop.processMessage(
+          {
+            channel: 'api',
+            chatId: turn.sessionKey.slice('api:'.length),
+            content: turn.text,
+            sessionKey: turn.sessionKey,
+          },
+          { signal, ...onEvent },
+        );
+      } finally {
+        if (turn.ephemeral) await options.sessions.delete(turn.sessionKey);
+      }
+    });
+  }
+
+  async function seed(turn: ApiTurn): Promise<void> {
+    const session = await options.sessions.load(turn.sessionKey);
+    session.messages.push(...turn.context);
+    await options.sessions.save(session);
+  }
+
+  async function streamTurn(turn: ApiTurn, ids: CompletionIds, res: ServerResponse, signal: AbortSignal) {
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    });
+    const write = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
+    write(completionChunk(ids, { role: 'assistant', content: '' }));
+    let streamed = '';
+    const output = await runTurn(turn, signal, {
+      onEvent: (event) => {
+        if (event.type === 'text-delta') {
+          streamed += event.text;
+          write(completionChunk(ids, { content: event.text }));
+        } else if (event.type === 'reasoning-delta') write(completionChunk(ids, { reasoning_content: event.text }));
+      },
+    });
+    // Commands and errors produce an answer without deltas; a streamed answer may also end differently than it began.
+    if (output.content && !streamed.endsWith(output.content)) {
+      write(completionChunk(ids, { content: streamed ? `\n\n${output.content}` : output.content }));
+    }
+    if (signal.aborted && signal.reason?.message === 'timeout') {
+      write(errorBody(`the agent took longer than ${options.timeoutS} s`, 'timeout', 'timeout'));
+    }
+    write(completionChunk(ids, {}, finishOf(output), output.usage));
+    res.end('data: [DONE]\n\n');
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new UserError(
+              `port ${options.port} on ${options.host} is in use`,
+              'Stop the other process or pick a port: nanobot serve -p <port>',
+            )
+          : err,
+      );
+    });
+    server.listen(options.port, options.host, resolve);
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function finishOf(output: TurnOutput): string {
+  return output.stopReason === 'max_iterations' ? 'length' : 'stop';
+}
+
+function parseRequest(raw: string): ChatCompletionRequest {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new HttpError(400, 'the request body is not valid JSON');
+  }
+  const parsed = ChatCompletionRequest.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
+    throw new HttpError(400, `${where}${issue?.message ?? 'invalid request'}`);
+  }
+  return parsed.data;
+}
+
+function authorize(req: IncomingMessage, apiKey: string | null | undefined): void {
+  if (!apiKey) return;
+  const header = req.headers.authorization ?? '';
+  const given = Buffer.from(header.startsWith('Bearer ') ? header.slice('Bearer '.length).trim() : '');
+  const expected = Buffer.from(apiKey);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    throw new HttpError(401, 'missing or wrong API key: send "Authorization: Bearer <api.apiKey>"', 'invalid_api_key');
+  }
+}
+
+/** Adds CORS headers for allowed origins; answers preflight requests (returns true when it did). */
+function applyCors(req: IncomingMessage, res: ServerResponse, allowed: string[]): boolean {
+  const origin = req.headers.origin;
+  const ok = origin !== undefined && (allowed.includes('*') || allowed.includes(origin));
+  if (ok) {
+    res.setHeader('access-control-allow-origin', allowed.includes('*') ? '*' : origin);
+    res.setHeader('vary', 'Origin');
+  }
+  if (req.method !== 'OPTIONS') return false;
+  if (ok) {
+    res.setHeader('access-control-allow-methods', 'GET, POST, OPTIONS');
+    res.setHeader('access-control-allow-headers', 'authorization, content-type');
+    res.setHeader('access-control-max-age', '600');
+  }
+  res.writeHead(ok ? 204 : 403).end();
+  return true;
+}
+
+async function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > maxBytes)
+    throw new HttpError(413, `the request body is over ${maxBytes} bytes`, 'invalid_request_error');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) throw new HttpError(413, `the request body is over ${maxBytes} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}

@@ -1,0 +1,51 @@
+/** `nanobot serve`: the OpenAI-compatible API in the foreground, until SIGINT/SIGTERM. */
+import { createAgent } from '../../agent/bootstrap.js';
+import { startApiServer } from '../../api/server.js';
+import { UserError } from '../../util/errors.js';
+import { createLogger } from '../../util/log.js';
+import type { GlobalOptions } from '../main.js';
+import { setup } from '../setup.js';
+
+export interface ServeFlags {
+  port?: string;
+  host?: string;
+  timeout?: string;
+}
+
+export async function runServe(opts: GlobalOptions & ServeFlags): Promise<void> {
+  const { loaded } = await setup(opts);
+  const api = loaded.config.api;
+  const log = createLogger(opts.verbose ? 'debug' : 'info');
+  const agent = await createAgent(loaded, { log });
+  const server = await startApiServer({
+    loop: agent.loop,
+    sessions: agent.sessions,
+    model: agent.model.model,
+    host: opts.host ?? api.host,
+    port: opts.port === undefined ? api.port : parseNumber(opts.port, 'port', 65535),
+    apiKey: api.apiKey ?? null,
+    timeoutS: opts.timeout === undefined ? api.timeout : parseNumber(opts.timeout, 'timeout', 86_400),
+    corsOrigins: api.corsOrigins,
+    log,
+  });
+  log.info(`nanobot API on ${server.url}/v1 (model ${agent.model.model}${api.apiKey ? ', API key required' : ''})`);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      log.info('nanobot API: shutting down');
+      void server
+        .close()
+        .then(() => agent.shutdown())
+        .then(resolve);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}
+
+function parseNumber(text: string, what: string, max: number): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1 || value > max) {
+    throw new UserError(`invalid ${what} "${text}"`, `Give a whole number from 1 to ${max}.`);
+  }
+  return value;
+}
