@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import ts from 'typescript';
+import { buildWebUi } from './build-webui.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -53,6 +54,8 @@ await build({
   logLevel: 'warning',
 });
 writeSdkDeclarations(join(staging, 'sdk.d.ts'));
+// The WebUI the WebSocket channel serves (Vite runs only when webui/ changed).
+await buildWebUi(join(staging, 'webui'));
 try {
   renameSync(join(root, 'dist'), retired);
 } catch {

@@ -6,29 +6,39 @@ import { MessageBus } from '../bus/message-bus.js';
 import type { LoadedConfig } from '../config/load.js';
 import { effectiveModel, type ModelSettings } from '../config/model.js';
 import { CronService } from '../cron/service.js';
+import type { McpManager } from '../mcp/manager.js';
 import { Consolidator } from '../memory/consolidator.js';
 import { HistoryStore } from '../memory/history.js';
-import { createProvider, resolveProvider } from '../providers/index.js';
+import { buildProvider, type ProviderChainOptions } from '../providers/chain.js';
+import { CircuitBreakers } from '../providers/fallback.js';
 import type { LLMProvider } from '../providers/types.js';
-import { createNetworkPolicy } from '../security/network.js';
+import { createNetworkPolicy, type NetworkPolicy } from '../security/network.js';
 import { createPathPolicy } from '../security/workspace.js';
 import { JsonlSessionStore } from '../session/jsonl-store.js';
 import { sessionsDirFor } from '../session/location.js';
+import { skillsLoaderFor } from '../skills/loader.js';
 import { createCronTool } from '../tools/cron.js';
 import { killAllShellProcesses } from '../tools/exec-process.js';
+import { createGoalTools } from '../tools/goal.js';
 import { createDefaultTools, createExecSessionManager } from '../tools/index.js';
 import { createMessageTool } from '../tools/message.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { ResultSpill } from '../tools/result-spill.js';
 import { createSearchHistoryTool } from '../tools/search-history.js';
+import { createSpawnTool } from '../tools/spawn.js';
 import { createWebFetchTool, createWebSearchTool } from '../tools/web/index.js';
 import { UserError } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
-import { WORKSPACE_TEMPLATES } from '../util/paths.js';
+import { BUILTIN_SKILLS, WORKSPACE_TEMPLATES } from '../util/paths.js';
+import { goalCommand } from './commands/goal.js';
 import { type ModelCatalog, memoizeByPreset } from './commands/index.js';
+import { skillCommand } from './commands/skill.js';
 import { ContextBuilder } from './context.js';
+import { type FollowUpMode, followUpSink } from './follow-ups.js';
+import { Goals } from './goals.js';
 import { AgentLoop, type SlashCommand } from './loop.js';
 import { AgentRunner } from './runner.js';
+import { SubagentManager, subagentSystemPrompt, subagentToolRegistry } from './subagents.js';
 
 export interface Agent {
   loop: AgentLoop;
@@ -40,7 +50,11 @@ export interface Agent {
   bus: MessageBus;
   /** Summarises old turns into history.jsonl (the gateway's idle auto-compaction uses it too). */
   consolidator: Consolidator;
-  /** Ends background exec sessions and any command still running; call before the process exits. */
+  /** Background tasks started with the `spawn` tool. */
+  subagents: SubagentManager;
+  /** The configured MCP servers and their state; absent when none are configured. */
+  mcp?: McpManager;
+  /** Ends background exec sessions, any command still running and the MCP servers; call before the process exits. */
   shutdown(): Promise<void>;
 }
 
@@ -52,37 +66,30 @@ export interface CreateAgentOptions {
   cron?: CronService;
   /** `/restart`: schedule a restart and return (the reply is delivered first). Without it, /restart explains. */
   restart?: () => void | Promise<void>;
+  /**
+   * How follow-up turns (a subagent's report) reach their session: `bus` publishes them inbound for the caller's
+   * dispatcher, `loop` runs them in the loop and publishes the answer outbound. Default: `bus` when the caller
+   * brought its own bus (the gateway consumes it), `loop` otherwise (`nanobot agent`).
+   */
+  followUps?: FollowUpMode;
 }
 
 const notRunning = async () => ({ status: 'error' as const, error: 'cron jobs run in `nanobot gateway`' });
 
-/** Resolves the provider for the configured model, or throws a UserError that says which key to set. */
-export function providerFor(loaded: LoadedConfig, model: ModelSettings, env: NodeJS.ProcessEnv): LLMProvider {
-  const resolved = resolveProvider({
-    model: model.model,
-    provider: model.provider,
-    providers: providerSettings(loaded),
-    env,
-    configPath: loaded.configPath,
-  });
-  if ('error' in resolved) throw new UserError(resolved.error, resolved.hint);
-  return createProvider(resolved, { timeoutMs: loaded.runtime.llmTimeoutMs });
+/**
+ * The provider for a model (with the configured fallbacks and prices), or a UserError that says which key to set.
+ * Pass one `breakers` per agent so every runner skips the same failing models.
+ */
+export function providerFor(
+  loaded: LoadedConfig,
+  model: ModelSettings,
+  env: NodeJS.ProcessEnv,
+  options: ProviderChainOptions = {},
+): LLMProvider {
+  return buildProvider(loaded, model, env, options);
 }
 
-export function providerSettings(loaded: LoadedConfig) {
-  return Object.fromEntries(
-    Object.entries(loaded.config.providers).map(([name, p]) => [
-      name,
-      {
-        ...(p.apiKey ? { apiKey: p.apiKey } : {}),
-        ...(p.apiBase ? { apiBase: p.apiBase } : {}),
-        ...(p.extraHeaders ? { extraHeaders: p.extraHeaders } : {}),
-        ...(p.extraBody ? { extraBody: p.extraBody } : {}),
-        ...(p.extraQuery ? { extraQuery: p.extraQuery } : {}),
-      },
-    ]),
-  );
-}
+export { providerSettings } from '../providers/chain.js';
 
 type DreamModules = typeof import('../memory/dream-commands.js') & { dream: import('../memory/dream.js').Dream };
 
@@ -128,6 +135,20 @@ function dreamCommands(
   };
 }
 
+/** Connects the configured MCP servers; without any, the MCP SDK is never even loaded. */
+async function connectMcpServers(
+  loaded: LoadedConfig,
+  registry: ToolRegistry,
+  network: NetworkPolicy,
+  env: NodeJS.ProcessEnv,
+  log: Logger,
+): Promise<McpManager | undefined> {
+  const servers = loaded.config.tools.mcpServers;
+  if (Object.keys(servers).length === 0) return undefined;
+  const { startMcpServers } = await import('../mcp/manager.js');
+  return startMcpServers({ servers, registry, network, env, home: loaded.home, log });
+}
+
 function networkPolicy(whitelist: string[]) {
   try {
     return createNetworkPolicy({ whitelist });
@@ -141,13 +162,12 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
   const env = options.env ?? process.env;
   const log = options.log ?? silentLogger;
   const model = effectiveModel(config);
-  const provider = providerFor(loaded, model, env);
+  const chain = { breakers: new CircuitBreakers(), log };
+  const provider = providerFor(loaded, model, env, chain);
 
   const bus = options.bus ?? new MessageBus();
-  const tools = new ToolRegistry({
-    maxResultChars: config.agents.defaults.maxToolResultChars,
-    spill: new ResultSpill({ dir: join(workspace, '.nanobot', 'tool-results'), relativeTo: workspace }),
-  });
+  const spill = new ResultSpill({ dir: join(workspace, '.nanobot', 'tool-results'), relativeTo: workspace });
+  const tools = new ToolRegistry({ maxResultChars: config.agents.defaults.maxToolResultChars, spill });
   const network = networkPolicy(config.tools.ssrfWhitelist);
   const execSessions = createExecSessionManager();
   const exec = config.tools.exec;
@@ -171,6 +191,9 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
     },
     sessions: execSessions,
     network,
+    // Skills name their SKILL.md for the model to read, even when file tools are kept to the workspace; files users
+    // send through chat channels arrive in <dataDir>/media and are named by path in their message.
+    extraReadDirs: [BUILTIN_SKILLS, join(loaded.dataDir, 'media')],
   })) {
     tools.register(tool);
   }
@@ -202,12 +225,20 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
   // Without a running gateway the service is not started: adding a job writes jobs.json, and the gateway fires it.
   const cron =
     options.cron ?? new CronService({ workspace, timezone: config.agents.defaults.timezone, log, onRun: notRunning });
-  tools.register(createCronTool({ service: cron, timezone: config.agents.defaults.timezone }));
+  tools.register(
+    createCronTool({
+      service: cron,
+      timezone: config.agents.defaults.timezone,
+      presets: () => Object.keys(config.modelPresets),
+    }),
+  );
+  const skills = skillsLoaderFor(loaded, env, BUILTIN_SKILLS);
   const context = new ContextBuilder({
     workspace,
     templatesDir: WORKSPACE_TEMPLATES,
     timezone: config.agents.defaults.timezone,
     history,
+    skills,
   });
   const consolidator = new Consolidator({
     provider,
@@ -219,14 +250,14 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
     persist: (session) => sessions.save(session),
     log,
   });
-  const makeRunner = (m: ModelSettings, runnerProvider: LLMProvider) =>
+  const makeRunner = (m: ModelSettings, runnerProvider: LLMProvider, toolbox: ToolRegistry = tools) =>
     new AgentRunner({
       provider: runnerProvider,
       model: m.model,
       maxTokens: m.maxTokens,
       temperature: m.temperature,
       reasoningEffort: m.reasoningEffort,
-      tools,
+      tools: toolbox,
       maxIterations: config.agents.defaults.maxToolIterations,
       contextWindowTokens: m.contextWindowTokens,
       maxToolResultChars: config.agents.defaults.maxToolResultChars,
@@ -235,17 +266,39 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
   // `/model <preset>` switches one session; each preset's runner is built once, on first use.
   const runnerFor = memoizeByPreset((preset) => {
     const m = effectiveModel(config, preset);
-    return makeRunner(m, providerFor(loaded, m, env));
+    return makeRunner(m, providerFor(loaded, m, env, chain));
   });
   const models = (): ModelCatalog => ({
     default: model,
     presets: Object.fromEntries(Object.keys(config.modelPresets).map((name) => [name, effectiveModel(config, name)])),
   });
-  const commands = dreamCommands(workspace, history, () => ({
-    provider,
-    model: config.agents.defaults.dream.modelOverride ?? model.model,
-    maxTokens: model.maxTokens,
-  }));
+  const commands = {
+    ...dreamCommands(workspace, history, () => ({
+      provider,
+      model: config.agents.defaults.dream.modelOverride ?? model.model,
+      maxTokens: model.maxTokens,
+    })),
+    '/skill': skillCommand(skills),
+  };
+  // Sustained goals (/goal, create_goal, update_goal) and subagents (spawn): see goals.ts and subagents.ts.
+  const defaults = config.agents.defaults;
+  const goals = new Goals({
+    sessions,
+    limits: () => ({ maxRounds: defaults.goalMaxRounds, maxTokens: defaults.goalMaxTokens }),
+  });
+  for (const tool of createGoalTools(goals)) tools.register(tool);
+  const subagentTools = subagentToolRegistry(tools, { maxResultChars: defaults.maxToolResultChars, spill });
+  const subagents: SubagentManager = new SubagentManager({
+    sessions,
+    createRunner: ({ temperature }) =>
+      makeRunner(temperature === undefined ? model : { ...model, temperature }, provider, subagentTools),
+    systemPrompt: subagentSystemPrompt(workspace),
+    maxConcurrent: defaults.maxConcurrentSubagents,
+    taskMessage: (task, origin) => context.buildUserMessage(task, origin),
+    report: followUpSink(options.followUps ?? (options.bus ? 'bus' : 'loop'), bus, () => loop, log),
+    log,
+  });
+  tools.register(createSpawnTool(subagents));
   const loop = new AgentLoop({
     sessions,
     context,
@@ -257,10 +310,16 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
     runnerFor,
     models,
     ...(options.restart ? { restart: options.restart } : {}),
+    goals,
+    work: [subagents, goals],
+    sessionCommands: [goalCommand(goals)],
   });
+  // Last, so nothing after it can fail and leave server processes behind.
+  const mcp = await connectMcpServers(loaded, tools, network, env, log);
   const shutdown = async () => {
-    await execSessions.shutdown();
+    await subagents.shutdown();
+    await Promise.all([execSessions.shutdown(), mcp?.close()]);
     killAllShellProcesses();
   };
-  return { loop, model, provider, tools, sessions, bus, consolidator, shutdown };
+  return { loop, model, provider, tools, sessions, bus, consolidator, subagents, shutdown, ...(mcp ? { mcp } : {}) };
 }

@@ -4,7 +4,7 @@
  * cacheable prefix. Per-turn facts (time, channel, chat id) go at the end of the user message.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { extname, join } from 'node:path';
 import { type EntryLimits, formatHistoryTimestamp, HistoryStore } from '../memory/history.js';
 import {
   type ArchivedSummary,
@@ -13,6 +13,7 @@ import {
   recentHistorySection,
 } from '../memory/prompts.js';
 import type { ChatMessage, ContentPart } from '../providers/types.js';
+import type { SkillsLoader } from '../skills/loader.js';
 import { identitySection, TOOL_CONTRACT } from './prompts.js';
 
 const SECTION_SEPARATOR = '\n\n---\n\n';
@@ -31,6 +32,8 @@ export interface ContextBuilderOptions {
   /** Source of `# Recent History`; defaults to `<workspace>/memory/history.jsonl`. */
   history?: HistoryStore;
   recentHistoryLimits?: EntryLimits;
+  /** Workspace and built-in skills: always-on ones and a compact list go in the prompt, `$name` loads one per turn. */
+  skills?: SkillsLoader;
 }
 
 /** Per-session parts of the system prompt. They follow the fixed sections, so the cacheable prefix stays long. */
@@ -50,6 +53,8 @@ export class ContextBuilder {
   private readonly history: HistoryStore;
   /** File texts by path, reused while size and mtime are unchanged: every turn reads these files. */
   private readonly files = new Map<string, { mtimeMs: number; size: number; text: string }>();
+  /** User messages that carry `$name` skills for their own turn, mapped to the copy kept in the session. */
+  private readonly withoutTurnSkills = new WeakMap<ChatMessage, ChatMessage>();
 
   constructor(private readonly options: ContextBuilderOptions) {
     this.history = options.history ?? new HistoryStore(options.workspace, { timezone: options.timezone ?? 'UTC' });
@@ -69,6 +74,8 @@ export class ContextBuilder {
       if (text) parts.push(`## ${name}\n\n${text}`);
     }
     parts.push(TOOL_CONTRACT);
+    // Skills change less often than memory (Dream rewrites it), so they come first in the cached prefix.
+    if (this.options.skills) parts.push(...this.options.skills.systemPromptSections());
     const memory = this.readUserFile(join('memory', 'MEMORY.md'));
     if (memory) parts.push(`# Memory\n\n${memory}`);
     // Below here things change: history grows as sessions consolidate, the summary is per session.
@@ -83,11 +90,28 @@ export class ContextBuilder {
     return parts.join(SECTION_SEPARATOR);
   }
 
-  /** The new user message with the runtime context appended. */
+  /**
+   * The new user message with the runtime context appended, and before it the full instructions of any skill the
+   * message names as `$name`. Those are for this turn only: save `forHistory(message)` in the session instead.
+   */
   buildUserMessage(content: string | ContentPart[], runtime: RuntimeInfo): ChatMessage {
     const block = runtimeContextBlock(runtime, this.options.timezone ?? 'UTC');
-    if (typeof content === 'string') return { role: 'user', content: `${content}\n\n${block}` };
-    return { role: 'user', content: [...content, { type: 'text', text: block }] };
+    const plain = withTrailingText(content, [block]);
+    const skills = this.options.skills?.invokedSkills(textOf(content));
+    if (!skills) return plain;
+    const message = withTrailingText(content, [skills, block]);
+    this.withoutTurnSkills.set(message, plain);
+    return message;
+  }
+
+  /**
+   * The message as the session keeps it: without the skills that `$name` loaded for its own turn, and without
+   * inline attachment images (their `[image: path]` line stays, so a later turn can read the file again).
+   */
+  forHistory(message: ChatMessage): ChatMessage {
+    const kept = { ...(this.withoutTurnSkills.get(message) ?? message) };
+    if (Array.isArray(kept.content)) kept.content = kept.content.filter((part) => !isInlineImage(part));
+    return kept;
   }
 
   /** Trimmed file text, or undefined when missing, empty or still the unedited template. */
@@ -108,6 +132,55 @@ export class ContextBuilder {
     this.files.set(path, { mtimeMs: stat.mtimeMs, size: stat.size, text });
     return text;
   }
+}
+
+function withTrailingText(content: string | ContentPart[], blocks: string[]): ChatMessage {
+  if (typeof content === 'string') return { role: 'user', content: [content, ...blocks].join('\n\n') };
+  return { role: 'user', content: [...content, ...blocks.map((text) => ({ type: 'text' as const, text }))] };
+}
+
+function textOf(content: string | ContentPart[]): string {
+  if (typeof content === 'string') return content;
+  return content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
+}
+
+const INLINE_IMAGE_TYPES: Record<string, string> = {
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.png': 'image/png',
+  '.gif': 'image/gif',
+  '.webp': 'image/webp',
+};
+/** Providers refuse larger images (Anthropic: 5 MB); a bigger one is left for the model to open by path. */
+const MAX_INLINE_IMAGE_BYTES = 5 * 1024 * 1024;
+
+/**
+ * A message's text plus the files that came with it (saved by a chat channel): each named by a `[kind: path]` line,
+ * and images also inlined for the model when `inlineImages` (`forHistory` drops those again).
+ */
+export function withAttachments(
+  text: string,
+  media: readonly string[] | undefined,
+  inlineImages = true,
+): string | ContentPart[] {
+  if (!media?.length) return text;
+  const parts: ContentPart[] = text ? [{ type: 'text', text }] : [];
+  for (const path of media) {
+    const mime = INLINE_IMAGE_TYPES[extname(path).toLowerCase()];
+    parts.push({ type: 'text', text: `[${mime ? 'image' : 'file'}: ${path}]` });
+    const size = mime && inlineImages ? statSync(path, { throwIfNoEntry: false })?.size : undefined;
+    if (mime && size !== undefined && size <= MAX_INLINE_IMAGE_BYTES) {
+      parts.push({
+        type: 'image_url',
+        image_url: { url: `data:${mime};base64,${readFileSync(path).toString('base64')}` },
+      });
+    }
+  }
+  return parts;
+}
+
+function isInlineImage(part: ContentPart): boolean {
+  return part.type === 'image_url' && part.image_url.url.startsWith('data:');
 }
 
 export function runtimeContextBlock(runtime: RuntimeInfo, timezone: string): string {

@@ -6,16 +6,27 @@
  * that was running — and the next turn restores what was done.
  */
 import type { Consolidator } from '../memory/consolidator.js';
-import { estimateTextTokens, messageText } from '../memory/tokens.js';
+import { contentText, estimateTextTokens, IMAGE_TOKENS, messageText } from '../memory/tokens.js';
 import type { ChatMessage, ProviderError, ToolDefinition, Usage } from '../providers/types.js';
 import type { Session, SessionStore } from '../session/types.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import { builtinCommands } from './commands/builtin.js';
 import { sessionPreset } from './commands/model.js';
 import { CommandRouter, type RouteMatch } from './commands/router.js';
-import { recordUsage } from './commands/token-stats.js';
-import { fromSlashCommand, type LoopRuntime, type ModelCatalog, type SlashCommand } from './commands/types.js';
-import type { ContextBuilder } from './context.js';
+import { recordUsage, sumUsage } from './commands/token-stats.js';
+import {
+  type Command,
+  type CommandResult,
+  type CommandTurn,
+  fromSlashCommand,
+  type LoopRuntime,
+  type ModelCatalog,
+  type SessionWork,
+  type SlashCommand,
+} from './commands/types.js';
+import { type ContextBuilder, withAttachments } from './context.js';
+import type { GoalRounds } from './goals.js';
+import { compactAfterOverflow } from './overflow.js';
 import { restoreInterruptedTurn } from './recovery.js';
 import type { AgentRunner, RunnerEvent, RunResult, RuntimeCheckpoint, StopReason } from './runner.js';
 
@@ -23,8 +34,12 @@ export interface TurnInput {
   channel: string;
   chatId: string;
   content: string;
+  /** Local paths of files that came with the message (a chat channel saved them); images reach the model inline. */
+  media?: string[];
   /** Overrides the default `channel:chat_id` key. */
   sessionKey?: string;
+  /** A `modelPresets` name for this turn only (a cron job's own model), over the session's `/model` choice. */
+  modelPreset?: string;
 }
 
 export interface TurnOutput {
@@ -64,6 +79,12 @@ export interface AgentLoopDeps {
   consolidator?: Consolidator;
   /** The tool definitions sent with each request (their size counts against the context window). */
   toolDefinitions?: () => ToolDefinition[];
+  /** Commands that need the loop's context (e.g. /goal); they join the built-ins. */
+  sessionCommands?: Command[];
+  /** Sustained goals: a turn goes on, round after round, while its session's goal is active. */
+  goals?: GoalRounds;
+  /** What sessions run beyond one reply (subagents, goals): /stop ends it, /status reports it. */
+  work?: SessionWork[];
 }
 
 type TurnState = 'restore' | 'command' | 'build' | 'run' | 'save' | 'respond' | 'done';
@@ -82,7 +103,17 @@ interface Turn {
   /** Tokens of the request that are not history: system prompt, tool definitions, the new message. */
   fixedTokens?: number;
   result?: RunResult;
-  /** Model requests made by the run, for the session's token_stats. */
+  /** The user message as the model sees it, and where the session keeps it (for a retry after an overflow). */
+  user?: { message: ChatMessage; index: number };
+  overflowRetried?: boolean;
+  /** Earlier runner rounds of this turn (a goal continues after a final answer). */
+  earlierRounds: RunResult[];
+  /** Set when a command turned this message into a model turn: no command matching, this metadata at the start. */
+  directive?: CommandTurn;
+  /** Said after the answer (e.g. why a goal stopped). */
+  notice?: string;
+  detachGoal?: () => void;
+  /** Model requests made since usage was last recorded, for the session's token_stats. */
   llmCalls: number;
   output?: TurnOutput;
   trace: { state: TurnState; ms: number }[];
@@ -116,6 +147,7 @@ export class AgentLoop {
     for (const command of builtinCommands(this.commands)) this.commands.register(command);
     for (const [name, extra] of Object.entries(deps.commands ?? {}))
       this.commands.register(fromSlashCommand(name, extra));
+    for (const command of deps.sessionCommands ?? []) this.commands.register(command);
     this.runtime = {
       isTurnActive: (key) => this.active.has(key),
       stopTurn: (key) => this.stopTurn(key),
@@ -123,6 +155,7 @@ export class AgentLoop {
       contextTokens: (session) => this.contextTokens(session),
       models: () => deps.models?.(),
       restart: deps.restart,
+      work: deps.work ?? [],
     };
   }
 
@@ -144,7 +177,11 @@ export class AgentLoop {
     const key = AgentLoop.sessionKey(input);
     const match = this.commands.match(input.content);
     if (this.commands.isImmediate(match)) {
-      return this.answerCommand(required(match), input, key, () => this.deps.sessions.load(key));
+      return this.runCommand(required(match), input, key, () => this.deps.sessions.load(key)).then((result) =>
+        typeof result === 'string'
+          ? commandOutput(key, result)
+          : this.enqueue(key, { ...input, content: result.turn }, options, result),
+      );
     }
     const busy = this.active.get(key);
     if (busy && busy.queued.length < MAX_QUEUED && !match) {
@@ -153,9 +190,9 @@ export class AgentLoop {
     return this.enqueue(key, input, options);
   }
 
-  private enqueue(key: string, input: TurnInput, options: TurnOptions): Promise<TurnOutput> {
+  private enqueue(key: string, input: TurnInput, options: TurnOptions, directive?: CommandTurn): Promise<TurnOutput> {
     const previous = this.tails.get(key) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(() => this.runTurn(input, options, key));
+    const next = previous.catch(() => undefined).then(() => this.runTurn(input, options, key, directive));
     this.tails.set(key, next);
     void next.finally(() => {
       if (this.tails.get(key) === next) this.tails.delete(key);
@@ -170,15 +207,35 @@ export class AgentLoop {
   }
 
   /** Runs a routed command; a failing command is reported to the user rather than failing the message. */
-  private async answerCommand(
+  /** The provider said the request overflowed its window: archive older history and run the turn again, once. */
+  private async retryAfterOverflow(turn: Turn): Promise<boolean> {
+    const { consolidator, context } = this.deps;
+    const session = required(turn.session);
+    const overflowed = turn.result?.error?.kind === 'context_overflow';
+    if (!overflowed || turn.overflowRetried || !consolidator || !turn.user) return false;
+    turn.overflowRetried = true;
+    if (!(await compactAfterOverflow(consolidator, session, turn.user.index, turn.signal))) return false;
+    this.log.warn(`session ${turn.key}: the request overflowed the model's context window; archived older history`);
+    const visible = (from: number, to?: number) => session.messages.slice(from, to).map(forModel);
+    turn.request = [
+      { role: 'system', content: context.buildSystemPrompt({ session }) },
+      ...visible(session.lastConsolidated, turn.user.index),
+      turn.user.message,
+      ...visible(turn.user.index + 1),
+    ];
+    turn.saved = 0; // the failed run's saved rounds are part of the history now
+    return true;
+  }
+
+  private async runCommand(
     match: RouteMatch,
     input: TurnInput,
     key: string,
     session: () => Promise<Session>,
-  ): Promise<TurnOutput> {
-    if (match.kind === 'unknown') return commandOutput(key, match.reply);
+  ): Promise<CommandResult> {
+    if (match.kind === 'unknown') return match.reply;
     try {
-      const reply = await match.command.run({
+      return await match.command.run({
         name: match.name,
         args: match.args,
         sessionKey: key,
@@ -188,14 +245,18 @@ export class AgentLoop {
         session,
         runtime: this.runtime,
       });
-      return commandOutput(key, reply);
     } catch (err) {
       this.log.warn(`command ${match.name} failed in ${key}: ${(err as Error).message}`);
-      return commandOutput(key, `${match.name} failed: ${(err as Error).message}`);
+      return `${match.name} failed: ${(err as Error).message}`;
     }
   }
 
-  private async runTurn(input: TurnInput, options: TurnOptions, key: string): Promise<TurnOutput> {
+  private async runTurn(
+    input: TurnInput,
+    options: TurnOptions,
+    key: string,
+    directive?: CommandTurn,
+  ): Promise<TurnOutput> {
     const controller = new AbortController();
     const onAbort = () => controller.abort(options.signal?.reason);
     if (options.signal?.aborted) onAbort();
@@ -210,6 +271,8 @@ export class AgentLoop {
       state: 'restore',
       signal: controller.signal,
       saved: 0,
+      earlierRounds: [],
+      ...(directive ? { directive } : {}),
       llmCalls: 0,
       trace: [],
     };
@@ -223,6 +286,7 @@ export class AgentLoop {
     } finally {
       options.signal?.removeEventListener('abort', onAbort);
       this.active.delete(key);
+      turn.detachGoal?.();
     }
     this.log.debug(`turn ${key}: ${turn.trace.map((t) => `${t.state} ${t.ms.toFixed(1)}ms`).join(', ')}`);
     const output = required(turn.output);
@@ -243,21 +307,28 @@ export class AgentLoop {
         await this.deps.sessions.save(session);
       }
       turn.session = session;
+      turn.detachGoal = this.deps.goals?.attach(session);
       return 'command';
     },
 
     command: async (turn) => {
       const session = required(turn.session);
-      const match = this.commands.match(turn.input.content);
+      const match = turn.directive ? undefined : this.commands.match(turn.input.content);
       if (!match) return 'build';
-      turn.output = await this.answerCommand(match, turn.input, turn.key, async () => session);
+      const result = await this.runCommand(match, turn.input, turn.key, async () => session);
+      if (typeof result !== 'string') {
+        turn.input = { ...turn.input, content: result.turn };
+        turn.directive = result;
+        return 'build';
+      }
+      turn.output = commandOutput(turn.key, result);
       return 'done';
     },
 
     build: async (turn) => {
       const session = required(turn.session);
       const { context } = this.deps;
-      const user = context.buildUserMessage(turn.input.content, {
+      const user = context.buildUserMessage(withAttachments(turn.input.content, turn.input.media), {
         channel: turn.input.channel,
         chatId: turn.input.chatId,
       });
@@ -277,7 +348,9 @@ export class AgentLoop {
       }
       const history = session.messages.slice(session.lastConsolidated).map(forModel);
       turn.request = [{ role: 'system', content: system }, ...history, user];
-      session.messages.push(stamp({ ...user }));
+      turn.user = { message: user, index: session.messages.length };
+      Object.assign(session.metadata, turn.directive?.metadata);
+      session.messages.push(stamp(context.forHistory(user))); // without skills `$name` loaded for this turn only
       session.metadata.pending_user_turn = true;
       session.metadata.last_channel = `${turn.input.channel}:${turn.input.chatId}`;
       await this.deps.sessions.save(session);
@@ -291,7 +364,7 @@ export class AgentLoop {
         await this.deps.sessions.save(session);
       });
       const { onEvent } = turn.options;
-      turn.result = await this.runnerFor(session).run(required(turn.request), {
+      turn.result = await this.runnerFor(session, turn.input.modelPreset).run(required(turn.request), {
         signal: turn.signal,
         onEvent: (event) => {
           if (event.type === 'model-request') turn.llmCalls++;
@@ -310,7 +383,7 @@ export class AgentLoop {
           }),
         takeInjections: () => this.takeInjections(turn),
       });
-      return 'save';
+      return (await this.retryAfterOverflow(turn)) ? 'run' : 'save';
     },
 
     save: async (turn) => {
@@ -318,9 +391,21 @@ export class AgentLoop {
       const result = required(turn.result);
       session.messages.push(...result.messages.slice(turn.saved).map(stamp));
       recordUsage(session, result.usage, turn.llmCalls);
+      turn.llmCalls = 0;
       delete session.metadata.runtime_checkpoint;
       delete session.metadata.pending_user_turn;
+      const next = this.deps.goals?.afterRound(session, result) ?? {};
+      if (next.nudge) {
+        // Another round: the nudge is the new last user message, saved before the model sees it.
+        session.messages.push(stamp({ ...next.nudge }));
+        session.metadata.pending_user_turn = true;
+        turn.request = [...required(turn.request), ...result.messages.map(forModel), next.nudge];
+        turn.earlierRounds.push(result);
+        turn.saved = 0;
+      }
       await this.deps.sessions.save(session);
+      if (next.nudge) return 'run';
+      if (next.notice) turn.notice = next.notice;
       const { consolidator } = this.deps;
       if (consolidator) {
         void consolidator.maybeConsolidate(session, { mode: 'background', systemPromptTokens: turn.fixedTokens ?? 0 });
@@ -330,11 +415,13 @@ export class AgentLoop {
 
     respond: async (turn) => {
       const result = required(turn.result);
+      const rounds = [...turn.earlierRounds, result];
+      const parts = [...rounds.map((round) => round.content), turn.notice ?? ''];
       turn.output = {
-        content: result.content,
+        content: parts.filter((part) => part.trim() !== '').join('\n\n'),
         sessionKey: turn.key,
         stopReason: result.stopReason,
-        usage: result.usage,
+        usage: sumUsage(rounds.map((round) => round.usage)),
         ...(result.error ? { error: result.error } : {}),
       };
       return 'done';
@@ -343,12 +430,13 @@ export class AgentLoop {
 
   private fixedTokens(system: string, user: ChatMessage): number {
     const tools = JSON.stringify(this.deps.toolDefinitions?.() ?? []);
-    return estimateTextTokens(system) + estimateTextTokens(tools) + estimateTextTokens(JSON.stringify(user.content));
+    const { text, images } = contentText(user.content);
+    return estimateTextTokens(system) + estimateTextTokens(tools) + estimateTextTokens(text) + images * IMAGE_TOKENS;
   }
 
   /** The default runner, or the one of the preset this session switched to with /model. */
-  private runnerFor(session: Session): AgentRunner {
-    const preset = sessionPreset(session);
+  private runnerFor(session: Session, turnPreset?: string): AgentRunner {
+    const preset = turnPreset ?? sessionPreset(session);
     if (preset === undefined || !this.deps.runnerFor) return this.deps.runner;
     try {
       return this.deps.runnerFor(preset);
@@ -376,7 +464,9 @@ export class AgentLoop {
     if (!active) return [];
     return active.queued.splice(0, MAX_INJECTED_PER_ITERATION).map(({ input, resolve }) => {
       active.injected.push(resolve);
-      return this.deps.context.buildUserMessage(input.content, { channel: input.channel, chatId: input.chatId });
+      // Injected messages are saved as they are: attachments go by path only.
+      const content = withAttachments(input.content, input.media, false);
+      return this.deps.context.buildUserMessage(content, { channel: input.channel, chatId: input.chatId });
     });
   }
 

@@ -4,6 +4,7 @@
  * empty replies are retried then finalized without tools, truncated replies are continued, malformed tool calls
  * are dropped, identical repeated calls are refused, and an exhausted budget gets a tools-disabled final answer.
  */
+import { addUsage } from '../providers/cost.js';
 import type {
   ChatMessage,
   LLMProvider,
@@ -157,11 +158,7 @@ export class AgentRunner {
     });
     for await (const event of stream) options.onEvent?.(event);
     const response = await stream.result();
-    if (response.usage) {
-      usage.promptTokens += response.usage.promptTokens;
-      usage.completionTokens += response.usage.completionTokens;
-      usage.cachedTokens = (usage.cachedTokens ?? 0) + (response.usage.cachedTokens ?? 0);
-    }
+    addUsage(usage, response.usage);
     return response;
   }
 

@@ -20,6 +20,7 @@ import {
   errorBody,
   toApiTurn,
 } from './completions.js';
+import { ImageInputError, saveDataUrlImages } from './images.js';
 
 export interface ApiServerOptions {
   loop: AgentLoop;
@@ -34,6 +35,8 @@ export interface ApiServerOptions {
   /** Browser origins allowed to call the API (`*` for any); empty = no CORS headers. */
   corsOrigins?: string[];
   maxBodyBytes?: number;
+  /** Where images sent as data: URLs are saved (`<dataDir>/media/api`). */
+  mediaDir: string;
   log?: Logger;
 }
 
@@ -43,6 +46,7 @@ export interface ApiServer {
 }
 
 const DEFAULT_MAX_BODY = 20 * 1024 * 1024;
+const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 
 class HttpError extends Error {
   constructor(
@@ -120,6 +124,10 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       throw new HttpError(400, `model "${body.model}" is not served here; use "${options.model}" or leave it out`);
     }
     const turn = toTurn(body);
+    const media = await saveDataUrlImages(turn.images, options.mediaDir, MAX_IMAGE_BYTES).catch((err: unknown) => {
+      if (err instanceof ImageInputError) throw new HttpError(err.tooLarge ? 413 : 400, err.message);
+      throw err;
+    });
     const ids = completionIds(options.model);
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(new Error('timeout')), options.timeoutS * 1000);
@@ -127,9 +135,9 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       if (!res.writableFinished) abort.abort(new Error('client went away'));
     });
     try {
-      if (body.stream) await streamTurn(turn, ids, res, abort.signal);
+      if (body.stream) await streamTurn(turn, media, ids, res, abort.signal);
       else {
-        const output = await runTurn(turn, abort.signal);
+        const output = await runTurn(turn, media, abort.signal);
         if (abort.signal.aborted && abort.signal.reason?.message === 'timeout') {
           throw new HttpError(504, `the agent took longer than ${options.timeoutS} s`, 'timeout', 'timeout');
         }
@@ -143,13 +151,15 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   function toTurn(body: ChatCompletionRequest): ApiTurn {
     const turn = toApiTurn(body);
     if ('error' in turn) throw new HttpError(400, turn.error);
-    if (turn.images.length > 0) {
-      throw new HttpError(400, 'image input is not supported by this endpoint yet; send text', 'invalid_request_error');
-    }
     return turn;
   }
 
-  async function runTurn(turn: ApiTurn, signal: AbortSignal, onEvent?: Parameters<AgentLoop['processMessage']>[1]) {
+  async function runTurn(
+    turn: ApiTurn,
+    media: string[],
+    signal: AbortSignal,
+    onEvent?: Parameters<AgentLoop['processMessage']>[1],
+  ) {
     return serialised(turn.sessionKey, async () => {
       if (turn.ephemeral) await seed(turn);
       try {
@@ -159,6 +169,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
             chatId: turn.sessionKey.slice('api:'.length),
             content: turn.text,
             sessionKey: turn.sessionKey,
+            ...(media.length > 0 ? { media } : {}),
           },
           { signal, ...onEvent },
         );
@@ -174,7 +185,13 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     await options.sessions.save(session);
   }
 
-  async function streamTurn(turn: ApiTurn, ids: CompletionIds, res: ServerResponse, signal: AbortSignal) {
+  async function streamTurn(
+    turn: ApiTurn,
+    media: string[],
+    ids: CompletionIds,
+    res: ServerResponse,
+    signal: AbortSignal,
+  ) {
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
@@ -183,7 +200,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     const write = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
     write(completionChunk(ids, { role: 'assistant', content: '' }));
     let streamed = '';
-    const output = await runTurn(turn, signal, {
+    const output = await runTurn(turn, media, signal, {
       onEvent: (event) => {
         if (event.type === 'text-delta') {
           streamed += event.text;

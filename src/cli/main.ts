@@ -69,6 +69,31 @@ function buildProgram(): Command {
       return runStatus(opts);
     });
 
+  withCommon(program.command('doctor'))
+    .description('check the setup: config, workspace, how the model resolves and why, keys, fallbacks, presets')
+    .option('--ping', 'also send one tiny request to the model')
+    .action(async (opts: GlobalOptions & { ping?: boolean }) => {
+      const { runDoctor } = await import('./commands/doctor.js');
+      return runDoctor(opts);
+    });
+
+  const provider = program.command('provider').description('sign in to subscription providers (OAuth)');
+  withCommon(provider.command('login <name>'))
+    .description('sign in: github-copilot (device code) or openai-codex (browser, or paste the address back)')
+    .option('--set-main', 'make it the default provider in the config')
+    .option('-m, --model <model>', 'the default model to set (implies --set-main)')
+    .option('--no-browser', 'do not try to open a browser; print the address only')
+    .action(async (name: string, _o: object, cmd: Command) => {
+      const { runProviderLogin } = await import('./commands/provider.js');
+      return runProviderLogin(name, cmd.optsWithGlobals());
+    });
+  withCommon(provider.command('logout <name>'))
+    .description('delete the stored sign-in of a provider')
+    .action(async (name: string, _o: object, cmd: Command) => {
+      const { runProviderLogout } = await import('./commands/provider.js');
+      return runProviderLogout(name, cmd.optsWithGlobals());
+    });
+
   const gatewayCommands = () => import('./commands/gateway.js');
   const gateway = withCommon(program.command('gateway'))
     .description('run the long-lived agent: channels, cron, heartbeat, health on 127.0.0.1:18790')
@@ -96,6 +121,15 @@ function buildProgram(): Command {
     .option('--dry-run', 'print the unit and the commands instead of running them')
     .action(async (_o: object, cmd: Command) => {
       await (await gatewayCommands()).installService(cmd.optsWithGlobals());
+    });
+
+  withCommon(program.command('webui'))
+    .description('open the WebUI in the browser (starts the gateway in the background if it is not running)')
+    .option('--no-open', 'print the link (it carries the token) instead of opening a browser')
+    .option('--no-start', 'only print how to start the gateway when it is not running')
+    .action(async (opts: GlobalOptions & { open?: boolean; start?: boolean }) => {
+      const { runWebUi } = await import('./commands/webui.js');
+      return runWebUi(opts);
     });
 
   withCommon(program.command('trigger <name> [message]'))
@@ -127,6 +161,7 @@ function buildProgram(): Command {
     .option('--channel <channel>', 'deliver to this channel (e.g. telegram)')
     .option('--chat-id <id>', 'deliver to this chat')
     .option('--agent', 'run as an agent turn instead of sending the message as-is')
+    .option('--model <preset>', 'with --agent: run the task with this model preset (modelPresets)')
     .action((o: object) => runCron('add', [], o));
   withCommon(cron.command('remove <id>'))
     .description('remove a job')
@@ -134,6 +169,54 @@ function buildProgram(): Command {
   withCommon(cron.command('run <id>'))
     .description('run a job once now')
     .action((id: string, o: GlobalOptions) => runCron('run', [id], o));
+
+  const skills = program.command('skills').description('list, show and install skills (<workspace>/skills/<name>)');
+  const runSkills = async (sub: string, args: string[], opts: object) => {
+    const commands = await import('./commands/skills.js');
+    return commands.runSkills(sub, args, opts);
+  };
+  withCommon(skills.command('list'))
+    .description('list skills: available, unavailable (and why), disabled, invalid')
+    .action((o: GlobalOptions) => runSkills('list', [], o));
+  withCommon(skills.command('show <name>'))
+    .description("show a skill's details and its SKILL.md")
+    .action((name: string, o: GlobalOptions) => runSkills('show', [name], o));
+  withCommon(skills.command('install <source>'))
+    .description('copy a skill (folder, .tar.gz or git URL) into the workspace; shows, never runs, its commands')
+    .option('--force', 'replace an installed skill of the same name')
+    .action((source: string, o: GlobalOptions) => runSkills('install', [source], o));
+
+  const channels = program.command('channels').description('chat channels: status, login, pairing approvals');
+  const channelCommands = () => import('./commands/channels.js');
+  withCommon(channels.command('status'))
+    .description('configured channels, who may talk, and their state in the running gateway')
+    .action(async (_o: object, cmd: Command) => (await channelCommands()).channelsStatus(cmd.optsWithGlobals()));
+  withCommon(channels.command('login <channel>'))
+    .description('log a channel in (QR-code platforms), or say which key to set')
+    .action(async (name: string, _o: object, cmd: Command) =>
+      (await channelCommands()).channelsLogin(name, cmd.optsWithGlobals()),
+    );
+  const pair = channels.command('pair').description('people who asked for access with a pairing code');
+  withCommon(pair.command('list'))
+    .description('pending requests and senders approved by pairing')
+    .action(async (_o: object, cmd: Command) =>
+      (await channelCommands()).channelsPair('list', [], cmd.optsWithGlobals()),
+    );
+  for (const [verb, what] of [
+    ['approve', 'let the sender behind a code talk to the agent'],
+    ['deny', 'drop a pending request'],
+  ] as const) {
+    withCommon(pair.command(`${verb} <code>`))
+      .description(what)
+      .action(async (code: string, _o: object, cmd: Command) =>
+        (await channelCommands()).channelsPair(verb, [code], cmd.optsWithGlobals()),
+      );
+  }
+  withCommon(pair.command('revoke <channel> <senderId>'))
+    .description('take access away from a sender approved by pairing')
+    .action(async (channel: string, senderId: string, _o: object, cmd: Command) =>
+      (await channelCommands()).channelsPair('revoke', [channel, senderId], cmd.optsWithGlobals()),
+    );
 
   const config = program.command('config').description('inspect the configuration');
   withCommon(config.command('schema'))

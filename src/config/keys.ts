@@ -7,7 +7,13 @@
 type Json = unknown;
 
 /** Paths (dot-joined, `*` = any key) whose children are user-named entries. */
-const NAMED_ENTRY_PARENTS = ['providers', 'modelPresets', 'tools.mcpServers', 'tools.cliApps'];
+const NAMED_ENTRY_PARENTS = [
+  'providers',
+  'modelPresets',
+  'tools.mcpServers',
+  'tools.cliApps',
+  'agents.defaults.modelPrices',
+];
 /** Keys whose whole value is user data: never converted. */
 const OPAQUE_KEYS = new Set(['extraHeaders', 'extraBody', 'extraQuery', 'env', 'headers']);
 

@@ -19,6 +19,22 @@ const DreamSchema = z.looseObject({
   modelOverride: z.string().nullish(),
 });
 
+const FallbackModelSchema = z.looseObject({
+  model: z.string().min(1),
+  provider: z.string().default('auto'),
+  maxTokens: z.int().positive().optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  reasoningEffort: z.string().nullish(),
+});
+
+/** USD per 1M tokens; `cached` (cache reads) and `cacheWrite` default to `input`. */
+const ModelPriceSchema = z.looseObject({
+  input: z.number().nonnegative(),
+  output: z.number().nonnegative(),
+  cached: z.number().nonnegative().optional(),
+  cacheWrite: z.number().nonnegative().optional(),
+});
+
 export const AgentDefaultsSchema = z.looseObject({
   workspace: z.string().default('~/.nanobot/workspace'),
   modelPreset: z.string().nullable().default(null),
@@ -27,12 +43,18 @@ export const AgentDefaultsSchema = z.looseObject({
   maxTokens: z.int().positive().default(8192),
   contextWindowTokens: z.int().positive().default(200_000),
   temperature: z.number().min(0).max(2).default(0.1),
-  fallbackModels: z.array(z.union([z.string(), z.record(z.string(), z.unknown())])).default([]),
+  /** Tried in order when the model fails before answering: preset names, or inline `{model, provider}` objects. */
+  fallbackModels: z.array(z.union([z.string().min(1), FallbackModelSchema])).default([]),
   maxToolIterations: z.int().positive().default(200),
   maxConcurrentSubagents: z.int().positive().default(1),
+  /** Sustained goals (`/goal`): rounds and tokens a goal may use before it pauses; `/goal --rounds/--tokens` override. */
+  goalMaxRounds: z.int().positive().default(20),
+  goalMaxTokens: z.int().positive().default(2_000_000),
   failOnToolError: z.boolean().default(true),
   maxToolResultChars: z.int().positive().default(16_000),
   providerRetryMode: z.enum(['standard', 'persistent']).default('standard'),
+  /** Optional price table by model name, for the session cost in /status. */
+  modelPrices: z.record(z.string(), ModelPriceSchema).default({}),
   toolHintMaxLength: z.int().nonnegative().default(40),
   reasoningEffort: z.string().nullable().default(null),
   timezone: z.string().default('UTC'),
@@ -62,11 +84,21 @@ export const ProviderConfigSchema = z.looseObject({
   extraQuery: stringMap.nullish(),
   proxy: z.string().nullish(),
   thinkingStyle: z.string().nullish(),
+  /** Azure OpenAI: the chat-completions `api-version` (default 2024-10-21). */
+  apiVersion: z.string().nullish(),
+  /** AWS Bedrock: region and credentials profile (default: the AWS credential chain). */
+  region: z.string().nullish(),
+  profile: z.string().nullish(),
 });
 
+/**
+ * `channels.<name>`: the keys every chat channel shares; each channel validates its own keys when the gateway builds
+ * it (src/channels/<name>/). Ids may be written as numbers (Telegram user ids usually are).
+ */
 const ChannelBlockSchema = z.looseObject({
   enabled: z.boolean().default(false),
-  allowFrom: z.array(z.string()).default([]),
+  allowFrom: z.array(z.union([z.string(), z.number()]).transform(String)).default([]),
+  groupPolicy: z.enum(['mention', 'open', 'allowlist']).optional(),
 });
 
 export const ChannelsSchema = z
@@ -75,18 +107,32 @@ export const ChannelsSchema = z
     sendToolHints: z.boolean().default(true),
     showReasoning: z.boolean().default(true),
     sendMaxRetries: z.int().nonnegative().default(3),
+    /** The WebSocket channel and the WebUI: on by default, on loopback, behind a token (README "WebUI" lists its keys). */
+    websocket: ChannelBlockSchema.extend({
+      enabled: z.boolean().default(true),
+      allowFrom: z.array(z.string()).default(['*']),
+      host: z.string().default('127.0.0.1'),
+      port: z.int().min(0).max(65535).default(8765),
+      token: z.string().default(''),
+    }).prefault({}),
   })
   .catchall(z.union([ChannelBlockSchema, z.boolean(), z.number(), z.string()]));
 
-const McpServerSchema = z.looseObject({
-  type: z.enum(['stdio', 'sse', 'streamableHttp']).optional(),
-  command: z.string().optional(),
+/**
+ * One MCP server (`tools.mcpServers.<name>`, Claude Desktop format): `command`/`args`/`env`/`cwd` for stdio, `url` +
+ * `headers` for HTTP. `type` is auto-detected when missing (a url ending in /sse is SSE); `http` and
+ * `streamable-http` are accepted spellings of `streamableHttp`. `toolTimeout` is in seconds.
+ */
+export const McpServerSchema = z.looseObject({
+  // Any string is accepted: an unknown type fails that one server (shown in `nanobot status`), not the whole config.
+  type: z.union([z.enum(['stdio', 'sse', 'streamableHttp', 'http', 'streamable-http']), z.string()]).nullish(),
+  command: z.string().nullish(),
   args: z.array(z.string()).default([]),
   env: stringMap.default({}),
-  cwd: z.string().optional(),
-  url: z.string().optional(),
+  cwd: z.string().nullish(),
+  url: z.string().nullish(),
   headers: stringMap.default({}),
-  auth: z.string().optional(),
+  auth: z.string().nullish(),
   toolTimeout: z.number().positive().default(30),
   enabledTools: z.array(z.string()).default(['*']),
 });
@@ -190,6 +236,8 @@ export type Config = z.infer<typeof ConfigSchema>;
 export type AgentDefaults = z.infer<typeof AgentDefaultsSchema>;
 export type ProviderConfig = z.infer<typeof ProviderConfigSchema>;
 export type ExecConfig = z.infer<typeof ExecConfigSchema>;
+export type McpServerConfig = z.infer<typeof McpServerSchema>;
+export type FallbackModelConfig = z.infer<typeof FallbackModelSchema>;
 
 /** JSON Schema of the config file, for editors (`nanobot config schema`). */
 export function configJsonSchema(): Record<string, unknown> {

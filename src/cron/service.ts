@@ -169,6 +169,7 @@ export class CronService {
         sessionKey: input.payload.sessionKey ?? null,
         originChannel: input.payload.originChannel ?? null,
         originChatId: input.payload.originChatId ?? null,
+        ...(input.payload.modelPreset ? { modelPreset: input.payload.modelPreset } : {}),
       },
       state: { nextRunAtMs, lastRunAtMs: null, lastStatus: null, lastError: null, runHistory: [] },
       createdAtMs: now,

@@ -50,7 +50,7 @@ export function sameStamp(a: FileStamp | null, b: FileStamp | null): boolean {
 const SNAKE_FALLBACKS: Record<string, readonly string[]> = {
   job: ['createdAtMs', 'updatedAtMs', 'deleteAfterRun'],
   schedule: ['atMs', 'everyMs'],
-  payload: ['sessionKey', 'originChannel', 'originChatId'],
+  payload: ['sessionKey', 'originChannel', 'originChatId', 'modelPreset'],
   state: ['nextRunAtMs', 'lastRunAtMs', 'lastStatus', 'lastError', 'runHistory'],
   record: ['runAtMs', 'durationMs'],
 };

@@ -29,6 +29,8 @@ export const CronPayloadSchema = z.looseObject({
   sessionKey: optionalString,
   originChannel: optionalString,
   originChatId: optionalString,
+  /** Agent tasks: the `modelPresets` entry this job's turns use instead of the session's model (ours). */
+  modelPreset: optionalString,
 });
 
 export const CronRunRecordSchema = z.looseObject({
@@ -76,6 +78,7 @@ export interface PayloadInput {
   sessionKey?: string | null;
   originChannel?: string | null;
   originChatId?: string | null;
+  modelPreset?: string | null;
 }
 
 export interface NewCronJob {

@@ -11,9 +11,9 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { TurnInput, TurnOptions, TurnOutput } from '../agent/loop.js';
-import type { RunnerEvent } from '../agent/runner.js';
 import type { MessageBus } from '../bus/message-bus.js';
 import type { InboundMessage } from '../bus/types.js';
+import { TurnRelay } from '../channels/relay.js';
 import { toolHint } from '../cli/render.js';
 import { errorMessage } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
@@ -26,6 +26,8 @@ export interface TurnProcessor {
 export interface DispatcherSettings {
   /** Send a short `tool(arg)` line to the chat when the agent starts a tool (`channels.sendToolHints`). */
   sendToolHints: boolean;
+  /** Send the model's reasoning to the chat (`channels.showReasoning`). */
+  showReasoning: boolean;
   toolHintMaxLength: number;
 }
 
@@ -103,7 +105,7 @@ export class Dispatcher {
     this.joinRunningTurns = options.joinRunningTurns ?? false;
     // Every running turn listens on the shared shutdown signal; hundreds at once are expected, not a leak.
     setMaxListeners(0, this.abortAll.signal);
-    this.settings = { sendToolHints: false, toolHintMaxLength: 40, ...options.settings };
+    this.settings = { sendToolHints: false, showReasoning: false, toolHintMaxLength: 40, ...options.settings };
   }
 
   get maxConcurrentSessions(): number {
@@ -277,52 +279,55 @@ export class Dispatcher {
       channel: message.channel,
       chatId: message.chatId,
       content: message.content,
+      ...(message.media?.length ? { media: message.media } : {}),
       ...(message.sessionKey ? { sessionKey: message.sessionKey } : {}),
     };
+    // Tool hints, reasoning and (for channels that stream) the answer as it is written.
+    const relay = new TurnRelay({
+      publish: (outbound) => this.bus.publishOutbound(outbound),
+      inbound: message,
+      settings: this.settings,
+      describeTool: (event) => toolHint(event, this.settings.toolHintMaxLength),
+    });
     let output: TurnOutput;
     try {
       output = await this.loop.processMessage(input, {
         signal: this.abortAll.signal,
-        onEvent: (event) => this.onEvent(message, event),
+        onEvent: (event) => relay.onEvent(event),
       });
     } catch (err) {
       this.log.error(`gateway: turn for ${sessionKeyOf(message)} failed: ${errorMessage(err)}`);
+      relay.close();
       this.reply(message, 'Sorry, something went wrong while answering; the details are in the gateway log.');
       return;
     }
-    this.deliver(message, output);
+    this.deliver(message, output, relay);
   }
 
-  private deliver(message: InboundMessage, output: TurnOutput): void {
-    // Answered by the turn it was folded into; that turn's reply covers it.
-    if (output.injected) return;
-    // Cancelled by /stop (which has its own reply) or by shutdown.
-    if (output.stopReason === 'aborted') return;
+  private deliver(message: InboundMessage, output: TurnOutput, relay: TurnRelay): void {
+    // Answered by the turn it was folded into (that turn's reply covers it), or cancelled by /stop or shutdown.
+    if (output.injected || output.stopReason === 'aborted') {
+      relay.close();
+      return;
+    }
     if (output.error && output.stopReason === 'error') {
       this.log.warn(`gateway: ${output.sessionKey}: model request failed: ${output.error.message}`);
       const text = `Sorry, the model request failed (${output.error.kind}): ${output.error.message}`;
-      this.reply(message, truncate(text, ERROR_REPLY_MAX));
+      this.reply(message, truncate(text, ERROR_REPLY_MAX), relay.replyMetadata());
       return;
     }
-    if (output.content.trim()) this.reply(message, output.content);
+    if (output.content.trim()) this.reply(message, output.content, relay.replyMetadata());
+    else relay.close();
   }
 
-  private onEvent(message: InboundMessage, event: RunnerEvent): void {
-    if (event.type !== 'tool-start' || !this.settings.sendToolHints) return;
-    this.bus.publishOutbound({
-      channel: message.channel,
-      chatId: message.chatId,
-      content: toolHint(event, this.settings.toolHintMaxLength),
-      metadata: { ...message.metadata, _progress: true, _tool_hint: true },
-    });
-  }
-
-  private reply(message: InboundMessage, content: string): void {
+  /** `extra`: the streamed segment this reply completes (the channel writes it into that message). */
+  private reply(message: InboundMessage, content: string, extra: Record<string, unknown> = {}): void {
+    const metadata = { ...message.metadata, ...extra };
     this.bus.publishOutbound({
       channel: message.channel,
       chatId: message.chatId,
       content,
-      ...(message.metadata ? { metadata: { ...message.metadata } } : {}),
+      ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
     });
   }
 }

@@ -4,13 +4,17 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { ChannelHealth } from '../channels/manager.js';
 import { UserError } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
 
 export interface HealthReport {
   provider: string;
   model: string;
+  /** Channel name → state (`running`, `reconnecting`, `error`…). */
   channels: Record<string, string>;
+  /** The same with the last error and the reconnect count, for `nanobot channels status`. */
+  channelDetails?: Record<string, ChannelHealth>;
 }
 
 export interface HealthServerOptions {

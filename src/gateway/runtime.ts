@@ -2,12 +2,19 @@
  * `nanobot gateway` in-process: the agent, the dispatcher, the channels, the health endpoint and any background
  * services on one shared MessageBus, plus config hot reload and a bounded graceful shutdown.
  */
+import { join } from 'node:path';
 import { type Agent, type CreateAgentOptions, createAgent } from '../agent/bootstrap.js';
 import { MessageBus } from '../bus/message-bus.js';
+import type { Channel } from '../channels/channel.js';
+import { type BackoffOptions, ChannelManager } from '../channels/manager.js';
+import { PairingStore } from '../channels/pairing.js';
+import { pairingChatCommand } from '../channels/pairing-command.js';
+import { buildEnabledChannels } from '../channels/registry.js';
+import { OutboundRouter } from '../channels/router.js';
+import { bindWebUi } from '../channels/websocket/backend.js';
 import { type LoadedConfig, loadConfig } from '../config/load.js';
 import { errorMessage, UserError } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
-import { type Channel, OutboundRouter } from './channel.js';
 import { type ConfigWatcher, watchConfigFile } from './config-watch.js';
 import { Dispatcher, type DispatcherSettings } from './dispatcher.js';
 import { type HealthServer, startHealthServer } from './health.js';
@@ -35,7 +42,10 @@ export type GatewayServiceSpec = GatewayService | ((context: GatewayContext) => 
 export interface StartGatewayOptions {
   loaded: LoadedConfig;
   log?: Logger;
+  /** The channels to run; default: those enabled in `channels.<name>` of the config. */
   channels?: Channel[];
+  /** Reconnect backoff of the channels (tests shorten it). */
+  channelBackoff?: Partial<BackoffOptions>;
   services?: GatewayServiceSpec[];
   /** Overrides gateway.port; 0 picks a free port. */
   port?: number;
@@ -83,10 +93,33 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   if (writeStateFile) refuseSecondGateway(loaded.dataDir);
 
   const bus = new MessageBus();
+  const pairing = new PairingStore({ dir: join(loaded.dataDir, 'pairing') });
+  // Built before anything starts: a setup mistake (no token, SDK missing) stops here with a message naming it.
+  const channels =
+    options.channels ??
+    (await buildEnabledChannels({
+      config: () => loaded.config,
+      pairing,
+      dataDir: loaded.dataDir,
+      log,
+      commands: () => agent.loop.commands.list().map((c) => ({ name: c.name.slice(1), description: c.description })),
+    }));
   const makeAgent = options.createAgent ?? createAgent;
-  let agent = await makeAgent(loaded, { log, bus, env });
+  // An approved sender is told so in the chat they asked from.
+  const notifyApproved = (approved: { channel: string; chatId: string }) =>
+    bus.publishOutbound({ ...approved, content: 'You are approved: you can talk to the agent now.' });
+  const withPairing = (built: Agent): Agent => {
+    built.loop.commands.register(pairingChatCommand(pairing, notifyApproved));
+    return built;
+  };
+  let agent = withPairing(await makeAgent(loaded, { log, bus, env }));
   const retired: Agent[] = [];
-  const channels = options.channels ?? [];
+  const manager = new ChannelManager({
+    bus,
+    channels,
+    log,
+    ...(options.channelBackoff ? { backoff: options.channelBackoff } : {}),
+  });
 
   const { host } = loaded.config.gateway;
   let health: HealthServer;
@@ -99,7 +132,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
       report: () => ({
         provider: agent.provider.name,
         model: agent.model.model,
-        channels: Object.fromEntries(channels.map((channel) => [channel.name, channel.status()])),
+        channels: Object.fromEntries(Object.entries(manager.report()).map(([name, health]) => [name, health.state])),
+        channelDetails: manager.report(),
       }),
     });
   } catch (err) {
@@ -123,7 +157,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     maxRetries: () => loaded.config.channels.sendMaxRetries,
   });
   const context: GatewayContext = { bus, dispatcher, agent: () => agent, loaded: () => loaded, log };
-  const services = (options.services ?? []).map((spec) => (typeof spec === 'function' ? spec(context) : spec));
+  // The WebUI's REST routes read the live agent, its sessions and the cron jobs (bindWebUi: a no-op without it).
+  const services = [...(options.services ?? []), bindWebUi(channels)].map((spec) =>
+    typeof spec === 'function' ? spec(context) : spec,
+  );
 
   if (writeStateFile) {
     writeState(loaded.dataDir, {
@@ -137,9 +174,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   }
 
   router.start();
-  for (const channel of channels) {
-    channel.start(bus).catch((err: unknown) => log.error(`gateway: channel ${channel.name}: ${errorMessage(err)}`));
-  }
+  manager.start();
   dispatcher.start();
   for (const service of services) {
     try {
@@ -176,7 +211,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     if (agentSettingsChanged(loaded, next)) {
       let fresh: Agent;
       try {
-        fresh = await makeAgent(next, { log, bus, env });
+        fresh = withPairing(await makeAgent(next, { log, bus, env }));
       } catch (err) {
         log.warn(`gateway: config edit ignored, the agent could not be built from it: ${describe(err)}`);
         return false;
@@ -220,7 +255,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
         Promise.allSettled(services.map((service) => withTimeout(service.stop(), SERVICE_STOP_MS))),
       ]);
       await router.stop(OUTBOUND_FLUSH_MS);
-      await Promise.allSettled(channels.map((channel) => withTimeout(channel.stop(), CHANNEL_STOP_MS)));
+      await withTimeout(manager.stop(), CHANNEL_STOP_MS);
       await health.close();
       await Promise.allSettled([agent, ...retired].map((a) => a.shutdown()));
       if (writeStateFile) removeState(loaded.dataDir);
@@ -307,6 +342,7 @@ function hostSetExplicitly(loaded: LoadedConfig, env: NodeJS.ProcessEnv): boolea
 function dispatcherSettings(loaded: LoadedConfig): Partial<DispatcherSettings> {
   return {
     sendToolHints: loaded.config.channels.sendToolHints,
+    showReasoning: loaded.config.channels.showReasoning,
     toolHintMaxLength: loaded.config.agents.defaults.toolHintMaxLength,
   };
 }

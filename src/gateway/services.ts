@@ -29,6 +29,7 @@ export function cronRunner(context: GatewayContext) {
       const output = await context.agent().loop.processMessage({
         ...target,
         sessionKey: job.payload.sessionKey ?? `cron:${job.id}`,
+        ...(job.payload.modelPreset ? { modelPreset: job.payload.modelPreset } : {}),
         content:
           `[Scheduled task "${job.name}"] ${job.payload.message}\n\n` +
           'This runs on a schedule, not from a message. If there is nothing worth telling the user, answer exactly: nothing to report.',

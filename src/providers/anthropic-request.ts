@@ -16,17 +16,21 @@ type Turn = { role: 'user' | 'assistant'; content: Block[] };
 const EPHEMERAL = { type: 'ephemeral' } as const;
 const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
 
-/** Thinking budgets per effort; Anthropic's floor is 1024 and the budget counts against max_tokens. */
+/**
+ * Thinking budgets per effort (nanobot's: low 1 k, medium 4 k, high 8 k and up); Anthropic's floor is 1024.
+ * "high" and above grow with max_tokens, always leaving the answer its reserve.
+ */
 const THINKING_BUDGETS: Readonly<Record<string, number>> = {
   minimal: 1024,
-  low: 2048,
+  low: 1024,
   medium: 4096,
   high: 8192,
   xhigh: 16384,
   max: 16384,
 };
-/** Room kept for the visible answer when the thinking budget is carved out of max_tokens. */
-const ANSWER_RESERVE_TOKENS = 1024;
+const GROWING_EFFORTS = new Set(['high', 'xhigh', 'max']);
+/** Room kept for the visible answer next to the thinking budget (max_tokens covers both). */
+const ANSWER_RESERVE_TOKENS = 4096;
 /**
  * Newer Claude families think adaptively (effort in `output_config`) and reject a custom temperature; the SDK
  * already warns that budget thinking is deprecated for claude-opus-4-6. Older families keep budget thinking.
@@ -44,19 +48,35 @@ export function buildMessagesBody(resolved: ResolvedProvider, request: ChatReque
   if (tools.length) body.tools = tools;
   // Tool definitions stay when calls are forbidden: the API requires them once history holds tool_use blocks.
   if (tools.length && request.toolChoice === 'none') body.tool_choice = { type: 'none' };
-  if (ADAPTIVE_THINKING_MODELS.test(model.toLowerCase())) {
-    const effort = adaptiveEffort(request.reasoningEffort);
-    if (effort) {
-      body.thinking = { type: 'adaptive' };
-      body.output_config = { effort };
-    }
-  } else {
-    const budget = thinkingBudget(request.reasoningEffort, request.maxTokens);
-    // Extended thinking rejects a custom temperature.
-    if (budget) body.thinking = { type: 'enabled', budget_tokens: budget };
-    else if (request.temperature !== undefined) body.temperature = request.temperature;
-  }
+  const thinking = claudeThinking(model, request.reasoningEffort, request.maxTokens);
+  Object.assign(body, thinking.fields);
+  body.max_tokens = thinking.maxTokens;
+  if (thinking.temperature && request.temperature !== undefined) body.temperature = request.temperature;
   return { ...body, ...resolved.settings.extraBody };
+}
+
+/**
+ * Claude's thinking request for an effort (shared with Bedrock, which passes the same fields through): adaptive
+ * thinking for the newer families, a token budget for the others. Thinking rejects a custom temperature.
+ */
+export function claudeThinking(
+  model: string,
+  effort: string | null | undefined,
+  maxTokens: number,
+): { fields: Record<string, unknown>; maxTokens: number; temperature: boolean } {
+  const cap = Math.max(1, maxTokens);
+  if (ADAPTIVE_THINKING_MODELS.test(model.toLowerCase())) {
+    const level = adaptiveEffort(effort);
+    const fields = level ? { thinking: { type: 'adaptive' }, output_config: { effort: level } } : {};
+    return { fields, maxTokens: cap, temperature: false };
+  }
+  const budget = thinkingBudget(effort, cap);
+  if (!budget) return { fields: {}, maxTokens: cap, temperature: true };
+  return {
+    fields: { thinking: { type: 'enabled', budget_tokens: budget } },
+    maxTokens: Math.max(cap, budget + ANSWER_RESERVE_TOKENS),
+    temperature: false,
+  };
 }
 
 function adaptiveEffort(effort: string | null | undefined): string | undefined {
@@ -69,9 +89,8 @@ function adaptiveEffort(effort: string | null | undefined): string | undefined {
 export function thinkingBudget(effort: string | null | undefined, maxTokens: number): number | undefined {
   const key = effort?.trim().toLowerCase();
   if (!key || key === 'none' || key === 'off') return undefined;
-  const target = THINKING_BUDGETS[key] ?? THINKING_BUDGETS.medium ?? 4096;
-  const budget = Math.min(target, maxTokens - ANSWER_RESERVE_TOKENS);
-  return budget >= 1024 ? budget : undefined;
+  const floor = THINKING_BUDGETS[key] ?? THINKING_BUDGETS.medium ?? 4096;
+  return GROWING_EFFORTS.has(key) ? Math.max(floor, maxTokens - ANSWER_RESERVE_TOKENS) : floor;
 }
 
 export function toAnthropicMessages(messages: readonly ChatMessage[]): {
@@ -121,10 +140,15 @@ function toolResultBlock(message: ChatMessage): Anthropic.ToolResultBlockParam {
   };
 }
 
-/** Replayed thinking blocks go first and unchanged: the API verifies their signatures. */
+/**
+ * Replayed thinking blocks go first and unchanged: the API verifies their signatures. An unsigned block (from an
+ * Anthropic-compatible server that does not sign) cannot be verified and would fail the request, so it stays out.
+ */
 function assistantBlocks(message: ChatMessage): Block[] {
   const blocks: Block[] = [];
-  for (const thinking of message.thinking_blocks ?? []) blocks.push({ ...thinking });
+  for (const thinking of message.thinking_blocks ?? []) {
+    if (thinking.type === 'redacted_thinking' || thinking.signature) blocks.push({ ...thinking });
+  }
   blocks.push(...contentBlocks(message.content).filter((b) => b.type === 'text'));
   for (const call of message.tool_calls ?? []) {
     blocks.push({

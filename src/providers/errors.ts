@@ -7,9 +7,13 @@ import type { ProviderError } from './types.js';
 // Deliberately narrow: a request-side limit ("max_tokens exceeds the maximum") is a bad request, not an overflow.
 const CONTEXT_OVERFLOW =
   /context_length_exceeded|context length|context window|prompt is too long|too many tokens|input is too long|上下文长度|超出.*上下文/i;
+// Quota / arrears: the account cannot pay. Retrying does not help; the user has to act.
 const QUOTA =
-  /insufficient_quota|exceeded your current quota|quota exceeded|billing|credit balance|insufficient (?:balance|credits?)|payment required|余额不足|欠费|arrearage/i;
-const RATE_LIMIT = /rate[ _-]?limit|too many requests|请求过于频繁|访问过于频繁|请求频率|限流|并发数?超/i;
+  /insufficient_quota|exceeded your current quota|quota exceeded|billing|credit balance|insufficient (?:balance|credits?|funds)|out of credits?|payment required|余额不足|欠费|额度不足|额度已用尽|账户余额|arrearage|not in good standing/i;
+// A per-minute quota (Gemini's free tier says "Quota exceeded … per minute … retry in 20s") is a rate limit.
+const TEMPORARY_QUOTA = /per[ _-]?minute|per[ _-]?second|retry in \d|retrydelay|请稍后(?:再)?试/i;
+const RATE_LIMIT =
+  /rate[ _-]?limit|too many requests|too_many_requests|请求过于频繁|访问过于频繁|请求频率|请求太频繁|限流|速率限制|频率限制|频率超限|并发数?超/i;
 const OVERLOADED = /overloaded|server_error|service unavailable|temporarily unavailable|服务繁忙|系统繁忙/i;
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
@@ -60,7 +64,9 @@ export function providerErrorFromStatus(status: number, message: string, headers
   if (status === 413 || (status < 500 && CONTEXT_OVERFLOW.test(message))) {
     return { ...base, kind: 'context_overflow', retryable: false };
   }
-  if (status === 402 || (status !== 401 && QUOTA.test(message))) return { ...base, kind: 'quota', retryable: false };
+  if (isQuota(status, message)) {
+    return { status, message: `Out of credit or quota (HTTP ${status}): ${message}`, kind: 'quota', retryable: false };
+  }
   if (status === 429 || RATE_LIMIT.test(message)) {
     return withRetryAfter({ ...base, kind: 'rate_limit', retryable: true }, headers);
   }
@@ -73,10 +79,17 @@ export function providerErrorFromStatus(status: number, message: string, headers
   return { ...base, kind: 'bad_request', retryable: false };
 }
 
+function isQuota(status: number | undefined, message: string): boolean {
+  if (status === 402) return true;
+  return status !== 401 && QUOTA.test(message) && !TEMPORARY_QUOTA.test(message);
+}
+
 function classifyByMessage(text: string): ProviderError {
   const message = text || 'Unknown provider error.';
   if (CONTEXT_OVERFLOW.test(text)) return { kind: 'context_overflow', message, retryable: false };
-  if (QUOTA.test(text)) return { kind: 'quota', message, retryable: false };
+  if (isQuota(undefined, text)) {
+    return { kind: 'quota', message: `Out of credit or quota: ${message}`, retryable: false };
+  }
   if (RATE_LIMIT.test(text)) return { kind: 'rate_limit', message, retryable: true };
   if (OVERLOADED.test(text)) return { kind: 'server', message, retryable: true };
   return { kind: 'server', message, retryable: false };

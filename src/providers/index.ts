@@ -36,12 +36,12 @@ export function createProvider(resolved: ResolvedProvider, opts: ProviderOptions
   let adapter: Promise<LLMProvider> | undefined;
   const load = async (): Promise<LLMProvider> => {
     if (resolved.spec.unsupported) return unsupportedProvider(resolved);
-    if (resolved.wire === 'anthropic') {
-      const { createAnthropicProvider } = await import('./anthropic.js');
-      return createAnthropicProvider(resolved, opts);
+    if (resolved.spec.kind === 'oauth') {
+      // Signed-in providers get fresh credentials per request; the wire adapter is the usual one.
+      const { createOAuthProvider } = await import('./oauth/index.js');
+      return createOAuthProvider(resolved, opts, (signedIn) => wireAdapter(signedIn, opts));
     }
-    const { createOpenAICompatProvider } = await import('./openai-compat.js');
-    return createOpenAICompatProvider(resolved, opts);
+    return wireAdapter(resolved, opts);
   };
   return {
     name: resolved.name,
@@ -57,6 +57,19 @@ export function createProvider(resolved: ResolvedProvider, opts: ProviderOptions
       );
     },
   };
+}
+
+async function wireAdapter(resolved: ResolvedProvider, opts: ProviderOptions): Promise<LLMProvider> {
+  if (resolved.wire === 'bedrock') {
+    const { createBedrockProvider } = await import('./bedrock.js');
+    return createBedrockProvider(resolved, opts);
+  }
+  if (resolved.wire === 'anthropic') {
+    const { createAnthropicProvider } = await import('./anthropic.js');
+    return createAnthropicProvider(resolved, opts);
+  }
+  const { createOpenAICompatProvider } = await import('./openai-compat.js');
+  return createOpenAICompatProvider(resolved, opts);
 }
 
 /** resolveProvider refuses these, but a hand-built ResolvedProvider must still fail as data, not a crash. */

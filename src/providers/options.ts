@@ -1,4 +1,4 @@
-import type { SleepFn } from './retry.js';
+import type { RetryMode, SleepFn } from './retry.js';
 
 /** Seams for the wire adapters: tests inject a fetch or a sleep that does not wait. */
 export interface ProviderOptions {
@@ -8,6 +8,10 @@ export interface ProviderOptions {
   timeoutMs?: number;
   /** Waits before each retry; defaults to 1 s / 2 s / 4 s. */
   retryDelaysMs?: readonly number[];
+  /** agents.defaults.providerRetryMode: `persistent` keeps retrying rate limits until the turn is aborted. */
+  retryMode?: RetryMode;
+  /** Where OAuth providers keep their tokens (`~/.nanobot/auth`) and the variables that override their endpoints. */
+  oauth?: { authDir: string; env: Record<string, string | undefined> };
 }
 
 export const DEFAULT_TIMEOUT_MS = 300_000;

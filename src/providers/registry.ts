@@ -3,7 +3,7 @@
  * Resolution (`resolve.ts`), the wire adapters and `nanobot status` all read from here; adding a provider is one entry.
  */
 
-export type WireApi = 'openai' | 'anthropic';
+export type WireApi = 'openai' | 'anthropic' | 'bedrock';
 
 /**
  * gateway: routes any model (OpenRouter…); standard: one vendor's models; direct: the user supplies the endpoint;
@@ -56,8 +56,15 @@ export interface ProviderSpec {
   /** Lower-case model-name substrings for auto routing; a leading `^` anchors at the start of the bare model name. */
   keywords: readonly string[];
   modelName: ModelNameRule;
-  /** Accepts Anthropic-style `cache_control` breakpoints (used by the OpenAI wire for Claude models). */
+  /** Accepts Anthropic-style `cache_control` breakpoints (the OpenAI wire adds them only for `cacheControlModels`). */
   supportsPromptCaching: boolean;
+  /**
+   * On the OpenAI wire, the models (lower-case substrings of the model name) whose upstream caches only with explicit
+   * `cache_control` breakpoints (OpenRouter: Claude and Gemini); other models there cache on their own.
+   */
+  cacheControlModels?: readonly string[];
+  /** Other spellings of this provider as a model prefix (`hosted_vllm/…` is vLLM). */
+  prefixAliases?: readonly string[];
   keyRequired: boolean;
   /** Headers the vendor needs on every request (user `extraHeaders` win). */
   defaultHeaders?: Readonly<Record<string, string>>;
@@ -70,8 +77,13 @@ const KEEP: ModelNameRule = { kind: 'keep' };
 const LAST_SEGMENT: ModelNameRule = { kind: 'last-segment' };
 const strip = (...prefixes: string[]): ModelNameRule => ({ kind: 'strip-prefixes', prefixes });
 
-const OAUTH_UNSUPPORTED =
-  'OAuth sign-in (`nanobot provider login`) is not supported yet in nanobot-ts; use an API-key provider instead.';
+/** What GitHub Copilot expects from an editor integration (its chat API rejects requests without them). */
+export const COPILOT_HEADERS: Readonly<Record<string, string>> = {
+  'Editor-Version': 'vscode/1.99.0',
+  'Editor-Plugin-Version': 'copilot-chat/0.26.0',
+  'Copilot-Integration-Id': 'vscode-chat',
+  'User-Agent': 'nanobot',
+};
 
 type SpecInput = Omit<ProviderSpec, 'wire' | 'supportsPromptCaching' | 'keyRequired' | 'modelName'> &
   Partial<Pick<ProviderSpec, 'wire' | 'supportsPromptCaching' | 'keyRequired' | 'modelName'>>;
@@ -99,19 +111,20 @@ export const PROVIDERS: readonly ProviderSpec[] = [
     envKey: 'AZURE_OPENAI_API_KEY',
     keywords: ['azure', 'azure-openai'],
     modelName: strip('azure_openai', 'azure'),
+    prefixAliases: ['azure'],
     keyRequired: true,
     quirks: { azure: true, maxCompletionTokens: true },
   }),
   spec({
     name: 'bedrock',
     label: 'AWS Bedrock',
+    wire: 'bedrock',
     kind: 'direct',
+    // Shown by `nanobot status`; the adapter derives the endpoint from the region unless apiBase is configured.
+    defaultApiBase: 'https://bedrock-runtime.us-east-1.amazonaws.com',
     envKey: 'AWS_BEARER_TOKEN_BEDROCK',
     keywords: ['bedrock', 'anthropic.claude', 'amazon.nova', 'meta.', 'mistral.', 'cohere.', 'openai.gpt-oss', 'ai21.'],
     modelName: strip('bedrock'),
-    unsupported:
-      'AWS Bedrock (Converse API with the AWS credential chain) is not supported yet in nanobot-ts; ' +
-      'reach the same models through OpenRouter or the vendor API.',
   }),
 
   // Gateways: route any model, so they win the "first provider with a key" fallback.
@@ -123,6 +136,7 @@ export const PROVIDERS: readonly ProviderSpec[] = [
     envKey: 'OPENROUTER_API_KEY',
     keywords: ['openrouter'],
     supportsPromptCaching: true,
+    cacheControlModels: ['claude', 'anthropic/', 'gemini'],
     defaultHeaders: { 'X-Title': 'nanobot' },
     quirks: { reasoningParam: 'reasoning_object' },
   }),
@@ -331,6 +345,7 @@ export const PROVIDERS: readonly ProviderSpec[] = [
     envKeyAliases: ['ZAI_API_KEY'],
     keywords: ['zhipu', 'glm', 'zai'],
     modelName: strip('zhipu', 'zai'),
+    prefixAliases: ['zai'],
   }),
   spec({
     name: 'dashscope',
@@ -428,6 +443,8 @@ export const PROVIDERS: readonly ProviderSpec[] = [
     defaultApiBase: 'https://api.groq.com/openai/v1',
     envKey: 'GROQ_API_KEY',
     keywords: ['groq'],
+    // "property 'reasoning_content' is unsupported" on replayed history.
+    quirks: { stripReasoningContent: true },
   }),
   spec({
     name: 'qianfan',
@@ -446,6 +463,7 @@ export const PROVIDERS: readonly ProviderSpec[] = [
     envKey: 'VLLM_API_KEY',
     keywords: ['vllm'],
     modelName: strip('vllm', 'hosted_vllm'),
+    prefixAliases: ['hosted_vllm'],
   }),
   spec({
     name: 'ollama',
@@ -463,6 +481,7 @@ export const PROVIDERS: readonly ProviderSpec[] = [
     envKey: 'LM_STUDIO_API_KEY',
     keywords: ['lm-studio', 'lmstudio', 'lm_studio'],
     modelName: strip('lm_studio', 'lmstudio'),
+    prefixAliases: ['lmstudio'],
   }),
   spec({
     name: 'atomic_chat',
@@ -480,14 +499,13 @@ export const PROVIDERS: readonly ProviderSpec[] = [
     keywords: ['openvino', 'ovms'],
   }),
 
-  // OAuth subscriptions: need explicit selection; never a fallback.
+  // OAuth subscriptions (`nanobot provider login <name>`): need explicit selection; never a fallback.
   spec({
     name: 'openai_codex',
     label: 'OpenAI Codex',
     kind: 'oauth',
     defaultApiBase: 'https://chatgpt.com/backend-api',
     keywords: ['openai-codex'],
-    unsupported: OAUTH_UNSUPPORTED,
   }),
   spec({
     name: 'xai_grok',
@@ -495,7 +513,9 @@ export const PROVIDERS: readonly ProviderSpec[] = [
     kind: 'oauth',
     defaultApiBase: 'https://cli-chat-proxy.grok.com/v1',
     keywords: ['xai-grok', 'xai_grok'],
-    unsupported: OAUTH_UNSUPPORTED,
+    unsupported:
+      'Signing in to xAI Grok is not supported yet in nanobot-ts; `nanobot provider login` supports ' +
+      'github-copilot and openai-codex.',
   }),
   spec({
     name: 'github_copilot',
@@ -504,7 +524,7 @@ export const PROVIDERS: readonly ProviderSpec[] = [
     defaultApiBase: 'https://api.githubcopilot.com',
     keywords: ['github_copilot', 'copilot'],
     modelName: LAST_SEGMENT,
-    unsupported: OAUTH_UNSUPPORTED,
+    defaultHeaders: COPILOT_HEADERS,
   }),
 ];
 
@@ -541,6 +561,20 @@ export function customSpec(name: string): ProviderSpec {
     supportsPromptCaching: false,
     keyRequired: false,
   };
+}
+
+/** Does `name` (a model prefix, any spelling) name this provider? */
+export function isPrefixOf(spec: ProviderSpec, prefix: string): boolean {
+  const wanted = normalizeProviderName(prefix);
+  return spec.name === wanted || (spec.prefixAliases ?? []).some((alias) => normalizeProviderName(alias) === wanted);
+}
+
+/** Should an OpenAI-wire request to this provider for `model` carry `cache_control` breakpoints? */
+export function usesCacheControl(spec: ProviderSpec, model: string): boolean {
+  if (!spec.supportsPromptCaching) return false;
+  if (spec.wire === 'anthropic') return true;
+  const lower = model.toLowerCase();
+  return (spec.cacheControlModels ?? []).some((keyword) => lower.includes(keyword));
 }
 
 /** The model name the provider expects on the wire. */

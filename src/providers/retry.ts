@@ -1,6 +1,8 @@
 /**
  * Retries a streamed model call on transient failures (nanobot: 1 s / 2 s / 4 s), but only while nothing has reached
  * the user yet: once text or a tool call has streamed, a retry would show it twice, so the error is returned instead.
+ * `persistent` mode (agents.defaults.providerRetryMode) keeps going with doubling waits capped at 60 s: rate limits
+ * until the turn is aborted, other transient errors until the same one has come back 10 times in a row.
  */
 import { EventStream } from '../util/event-stream.js';
 import { MAX_RETRY_AFTER_MS, toProviderError } from './errors.js';
@@ -9,17 +11,24 @@ import type { ChatRequest, LLMProvider, LLMResponse, ProviderError, StreamEvent 
 /** Waits `ms`; resolves early (without throwing) when `signal` aborts. Injectable so tests never wait. */
 export type SleepFn = (ms: number, signal?: AbortSignal) => Promise<void>;
 
+export type RetryMode = 'standard' | 'persistent';
+
 export interface RetryOptions {
   signal?: AbortSignal;
   sleep?: SleepFn;
-  /** Waits before retry 1, 2, 3…; its length is the retry count. */
+  /** Waits before retry 1, 2, 3…; its length is the retry count (standard mode). */
   delaysMs?: readonly number[];
+  mode?: RetryMode;
 }
 
 /** One attempt: stream events through `emit`, resolve with the response (failures as `finishReason: "error"`). */
 export type Attempt = (emit: (event: StreamEvent) => void) => Promise<LLMResponse>;
 
 export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [1000, 2000, 4000];
+/** Persistent mode: the longest wait between two attempts. */
+export const PERSISTENT_MAX_DELAY_MS = 60_000;
+/** Persistent mode: a non-rate-limit error that comes back this many times in a row is final. */
+export const PERSISTENT_MAX_IDENTICAL = 10;
 
 export const realSleep: SleepFn = (ms, signal) =>
   new Promise<void>((resolve) => {
@@ -44,7 +53,8 @@ export async function withRetry(
   attempt: Attempt,
   options: RetryOptions = {},
 ): Promise<LLMResponse> {
-  const { signal, sleep = realSleep, delaysMs = DEFAULT_RETRY_DELAYS_MS } = options;
+  const { signal, sleep = realSleep, delaysMs = DEFAULT_RETRY_DELAYS_MS, mode = 'standard' } = options;
+  const plan = mode === 'persistent' ? persistentPlan(delaysMs[0] ?? 1000) : standardPlan(delaysMs);
   for (let retry = 0; ; retry++) {
     if (signal?.aborted) return errorResponse(abortedError());
     let streamed = false;
@@ -61,13 +71,34 @@ export async function withRetry(
     if (response.finishReason !== 'error') return response;
     if (signal?.aborted) return { ...response, error: abortedError() };
     const error = response.error;
-    const plannedDelay = delaysMs[retry];
-    if (!error?.retryable || streamed || plannedDelay === undefined) return response;
+    if (!error?.retryable || streamed) return response;
+    const plannedDelay = plan(retry, error);
+    if (plannedDelay === undefined) return response;
 
     const delayMs = Math.min(error.retryAfterMs ?? plannedDelay, MAX_RETRY_AFTER_MS);
     stream.push({ type: 'retry-wait', attempt: retry + 1, delayMs, error });
     await sleep(delayMs, signal);
   }
+}
+
+/** The wait before retry number `retry` (0-based) after `error`, or undefined to give up. */
+type RetryPlan = (retry: number, error: ProviderError) => number | undefined;
+
+const standardPlan =
+  (delaysMs: readonly number[]): RetryPlan =>
+  (retry) =>
+    delaysMs[retry];
+
+function persistentPlan(firstDelayMs: number): RetryPlan {
+  let lastError = '';
+  let identical = 0;
+  return (retry, error) => {
+    const signature = `${error.kind}\u0000${error.message}`;
+    identical = signature === lastError ? identical + 1 : 1;
+    lastError = signature;
+    if (error.kind !== 'rate_limit' && identical >= PERSISTENT_MAX_IDENTICAL) return undefined;
+    return Math.min(firstDelayMs * 2 ** Math.min(retry, 16), PERSISTENT_MAX_DELAY_MS);
+  };
 }
 
 /**
@@ -76,7 +107,7 @@ export async function withRetry(
  */
 export function retryingProvider<Client>(
   name: string,
-  options: { sleep?: SleepFn; retryDelaysMs?: readonly number[] },
+  options: { sleep?: SleepFn; retryDelaysMs?: readonly number[]; retryMode?: RetryMode },
   makeClient: () => Client,
   streamOnce: (client: Client, request: ChatRequest, emit: (event: StreamEvent) => void) => Promise<LLMResponse>,
 ): LLMProvider {
@@ -92,7 +123,12 @@ export function retryingProvider<Client>(
               client ??= makeClient();
               return streamOnce(client, request, emit);
             },
-            { signal: request.signal, sleep: options.sleep, delaysMs: options.retryDelaysMs },
+            {
+              signal: request.signal,
+              sleep: options.sleep,
+              delaysMs: options.retryDelaysMs,
+              ...(options.retryMode ? { mode: options.retryMode } : {}),
+            },
           ),
         (error) => errorResponse(toProviderError(error, request.signal)),
       );

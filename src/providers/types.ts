@@ -14,6 +14,8 @@ export interface ToolCall {
   id: string;
   type: 'function';
   function: { name: string; arguments: string };
+  /** Vendor data that must travel back with the call unchanged (Gemini: `{ google: { thought_signature } }`). */
+  extra_content?: Record<string, unknown>;
 }
 
 /** Anthropic extended-thinking blocks; the signature must be replayed unchanged. */
@@ -67,6 +69,10 @@ export interface Usage {
   cachedTokens?: number;
   /** Prompt tokens written to the cache (Anthropic). */
   cacheWriteTokens?: number;
+  /** Completion tokens spent on reasoning (already counted in `completionTokens`). */
+  reasoningTokens?: number;
+  /** USD, when `agents.defaults.modelPrices` has a price for the model that answered. */
+  costUsd?: number;
 }
 
 export interface LLMResponse {

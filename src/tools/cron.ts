@@ -15,6 +15,8 @@ export interface CronToolOptions {
   service: CronService;
   /** The agent timezone (agents.defaults.timezone): naive `at` times and cron jobs without `tz` use it. */
   timezone: string;
+  /** The configured `modelPresets` names an agent task may run with. */
+  presets?: () => string[];
 }
 
 const parameters = z.object({
@@ -32,6 +34,10 @@ const parameters = z.object({
     .enum(['reminder', 'agent'])
     .optional()
     .describe('add: reminder (default) = send message as-is; agent = run message as a task for you.'),
+  model: z
+    .string()
+    .optional()
+    .describe('add, deliver=agent only: a model preset (from the config) for this task, when the user names one.'),
   job_id: z.string().optional().describe('remove: the id shown by list.'),
 });
 
@@ -47,7 +53,8 @@ export function createCronTool(options: CronToolOptions) {
     const origin = jobOrigin(job);
     const last = job.state.lastStatus ? `; last run: ${job.state.lastStatus}` : '';
     const target = origin ? ` → ${origin.channel}:${origin.chatId}` : '';
-    return `- ${job.id} '${job.name}' (${kind}${target}): ${describeSchedule(job.schedule, timezone)}; next: ${next}${last}`;
+    const model = job.payload.modelPreset ? `, model ${job.payload.modelPreset}` : '';
+    return `- ${job.id} '${job.name}' (${kind}${target}${model}): ${describeSchedule(job.schedule, timezone)}; next: ${next}${last}`;
   };
 
   async function list(): Promise<ToolResult> {
@@ -89,6 +96,16 @@ export function createCronTool(options: CronToolOptions) {
     if (PROTECTED_JOB_NAMES.includes(name.toLowerCase()))
       return fail(`'${name}' is reserved for a system job; choose another name.`);
     const deliver = args.deliver ?? 'reminder';
+    const modelPreset = args.model?.trim();
+    if (modelPreset) {
+      if (deliver !== 'agent') return fail('model only applies to deliver=agent (a reminder uses no model).');
+      const presets = options.presets?.() ?? [];
+      if (!presets.includes(modelPreset)) {
+        return fail(
+          `No model preset '${modelPreset}'. ${presets.length ? `Available: ${presets.join(', ')}.` : 'None are configured.'}`,
+        );
+      }
+    }
     const job = await service.add({
       name,
       schedule,
@@ -98,6 +115,7 @@ export function createCronTool(options: CronToolOptions) {
         sessionKey: ctx.sessionKey ?? `${ctx.channel}:${ctx.chatId}`,
         originChannel: ctx.channel,
         originChatId: ctx.chatId,
+        ...(modelPreset ? { modelPreset } : {}),
       },
     });
     const next = job.state.nextRunAtMs != null ? formatInstant(job.state.nextRunAtMs, timezone) : '?';

@@ -15,3 +15,5 @@ function findPackageRoot(): string {
 
 export const PACKAGE_ROOT = findPackageRoot();
 export const WORKSPACE_TEMPLATES = join(PACKAGE_ROOT, 'templates', 'workspace');
+/** The skills shipped with the package (`skills/<name>/SKILL.md`); workspace skills of the same name win. */
+export const BUILTIN_SKILLS = join(PACKAGE_ROOT, 'skills');

@@ -50,11 +50,12 @@ async function start(script: FakeScriptStep[], options: StartOptions = {}) {
     apiKey: options.apiKey ?? null,
     timeoutS: options.timeoutS ?? 30,
     corsOrigins: options.corsOrigins ?? [],
+    mediaDir: join(home, '.nanobot', 'media', 'api'),
     ...(options.maxBodyBytes ? { maxBodyBytes: options.maxBodyBytes } : {}),
   });
   open.push({ server, agent, fake });
   const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: options.apiKey ?? 'unused', maxRetries: 0 });
-  return { fake, server, agent, client, sessionsDir: agent.sessions.dir };
+  return { fake, server, agent, client, home, sessionsDir: agent.sessions.dir };
 }
 
 /** A request in session `id` (`session_id` is nanobot's extension of the request body). */
@@ -132,6 +133,39 @@ describe('OpenAI-compatible API', () => {
     expect(readdirSync(sessionsDir).length).toBe(before);
   });
 
+  it('passes data-URL images to the model and refuses remote image URLs', async () => {
+    const { client, fake, home } = await start([{ text: 'A red pixel.' }]);
+    const pixel = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
+    const answer = await client.chat.completions.create({
+      model: 'test-model',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image_url', image_url: { url: `data:image/png;base64,${pixel}` } },
+          ],
+        },
+      ],
+    });
+    expect(answer.choices[0]?.message.content).toBe('A red pixel.');
+    const sent = JSON.stringify(fake.requests[0]?.body.messages);
+    expect(sent).toContain(`data:image/png;base64,${pixel}`);
+    expect(readdirSync(join(home, '.nanobot', 'media', 'api'))).toHaveLength(1);
+
+    const remote = await client.chat.completions
+      .create({
+        model: 'test-model',
+        messages: [
+          { role: 'user', content: [{ type: 'image_url', image_url: { url: 'http://169.254.169.254/x.png' } }] },
+        ],
+      })
+      .catch((e: unknown) => e);
+    expect((remote as InstanceType<typeof OpenAI.APIError>).status).toBe(400);
+    expect(String((remote as Error).message)).toMatch(/remote image URLs are not fetched/);
+    expect(fake.requests).toHaveLength(1);
+  });
+
   it('runs concurrent requests of one session one after the other', async () => {
     const { client, fake } = await start([
       { text: 'one', delayMs: 150 },
@@ -167,6 +201,7 @@ describe('OpenAI-compatible API', () => {
         host: '0.0.0.0',
         port: 0,
         timeoutS: 5,
+        mediaDir: tmpdir(),
       }),
     ).rejects.toThrow(/without an API key/);
   });

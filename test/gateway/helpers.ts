@@ -7,7 +7,7 @@ import { ContextBuilder } from '../../src/agent/context.js';
 import { AgentLoop } from '../../src/agent/loop.js';
 import { AgentRunner } from '../../src/agent/runner.js';
 import { MessageBus } from '../../src/bus/message-bus.js';
-import { OutboundRouter } from '../../src/gateway/channel.js';
+import { OutboundRouter } from '../../src/channels/router.js';
 import { Dispatcher } from '../../src/gateway/dispatcher.js';
 import type { ChatRequest, LLMProvider, LLMResponse, StreamEvent } from '../../src/providers/types.js';
 import { JsonlSessionStore } from '../../src/session/jsonl-store.js';

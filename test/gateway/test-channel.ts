@@ -1,7 +1,7 @@
 /** An in-memory channel for gateway tests: `receive` plays a user writing in a chat; `sent` records the replies. */
 import type { MessageBus } from '../../src/bus/message-bus.js';
 import type { OutboundMessage } from '../../src/bus/types.js';
-import type { Channel, ChannelStatus } from '../../src/gateway/channel.js';
+import { BASIC_CAPABILITIES, type Channel, type ChannelStatus } from '../../src/channels/channel.js';
 
 interface Waiter {
   match: (message: OutboundMessage) => boolean;
@@ -10,6 +10,7 @@ interface Waiter {
 
 export class TestChannel implements Channel {
   readonly sent: OutboundMessage[] = [];
+  readonly capabilities = BASIC_CAPABILITIES;
   private bus?: MessageBus;
   private state: ChannelStatus = 'stopped';
   private waiters: Waiter[] = [];

@@ -127,12 +127,13 @@ describe('Anthropic adapter: the request it sends', () => {
     ]);
   });
 
-  it('enables extended thinking for a reasoning effort, within max_tokens and without temperature', async () => {
+  it('enables extended thinking for a reasoning effort, leaving the answer room and without temperature', async () => {
     const { provider, fake } = await setup([{ text: 'ok' }]);
     await collect(provider, request([{ role: 'user', content: 'think' }], { reasoningEffort: 'high' }));
     const body = fake.requests[0]?.body ?? {};
-    expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 7168 });
-    expect(body.max_tokens).toBe(8192);
+    // nanobot's budget for "high" (8 k); max_tokens grows so the answer keeps 4 k next to it.
+    expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 8192 });
+    expect(body.max_tokens).toBe(12288);
     expect(body).not.toHaveProperty('temperature');
   });
 

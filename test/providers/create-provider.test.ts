@@ -32,15 +32,16 @@ describe('createProvider', () => {
   });
 
   it('a hand-built provider the runtime cannot serve fails as data', async () => {
-    const spec = findSpec('bedrock');
-    if (!spec) throw new Error('bedrock missing');
+    const openai = findSpec('openai');
+    if (!openai) throw new Error('openai missing');
+    const spec = { ...openai, unsupported: 'this build cannot reach it' };
     const provider = createProvider({
-      name: 'bedrock',
+      name: 'openai',
       spec,
       wire: spec.wire,
-      apiBase: 'https://bedrock.example',
-      model: 'anthropic.claude-3',
-      upstreamModel: 'anthropic.claude-3',
+      apiBase: 'https://api.example',
+      model: 'gpt-x',
+      upstreamModel: 'gpt-x',
       settings: {},
     });
     const { response } = await collect(provider, { model: 'x', messages: [], maxTokens: 10 });

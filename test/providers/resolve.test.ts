@@ -93,11 +93,12 @@ describe('auto resolution (nanobot §7 step 2)', () => {
     expect(r.upstreamModel).toBe('deepseek/deepseek-chat');
   });
 
-  it('a: an OAuth prefix gives a clear "not supported yet" error', () => {
-    const error = failed(resolve('github-copilot/gpt-4.1'));
-    expect(error.error).toContain('"github_copilot"');
+  it('a: an OAuth prefix picks the signed-in provider without a key; one not supported yet says so', () => {
+    expect(ok(resolve('github-copilot/gpt-4.1'))).toMatchObject({ name: 'github_copilot', upstreamModel: 'gpt-4.1' });
+    const error = failed(resolve('xai-grok/grok-4'));
+    expect(error.error).toContain('"xai_grok"');
     expect(error.error).toContain('not supported yet');
-    expect(error.hint).toMatch(/OAuth/);
+    expect(error.hint).toMatch(/provider login/);
   });
 
   it('b: a prefix naming a custom provider picks it and strips its name', () => {
@@ -193,9 +194,12 @@ describe('explicit provider (step 1)', () => {
     expect(error.hint).toContain('providers.custom.apiBase');
   });
 
-  it('refuses unsupported providers with the reason', () => {
-    const error = failed(resolve('anthropic.claude-3', { bedrock: { apiKey: 'b' } }, {}, 'bedrock'));
-    expect(error.hint).toMatch(/Bedrock/);
+  it('resolves bedrock by name or prefix without an apiBase or key (region and AWS credential chain)', () => {
+    expect(ok(resolve('anthropic.claude-3', {}, {}, 'bedrock'))).toMatchObject({ name: 'bedrock', wire: 'bedrock' });
+    expect(ok(resolve('bedrock/anthropic.claude-3'))).toMatchObject({
+      name: 'bedrock',
+      upstreamModel: 'anthropic.claude-3',
+    });
   });
 });
 

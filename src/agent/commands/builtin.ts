@@ -18,10 +18,15 @@ export const newCommand: Command = {
 
 export const stopCommand: Command = {
   name: '/stop',
-  description: 'cancel the running turn (what it finished is kept)',
+  description: 'cancel the running turn, its subagents and its goal (what they finished is kept)',
   tier: 'priority',
-  run(ctx) {
-    return ctx.runtime.stopTurn(ctx.sessionKey) ? 'Stopped. What was already done is kept.' : 'No active task to stop.';
+  async run(ctx) {
+    // Session work first: a goal must be ended before the aborted turn decides whether to go on.
+    const stopping = ctx.runtime.work.map((work) => work.stop(ctx.sessionKey));
+    const stoppedTurn = ctx.runtime.stopTurn(ctx.sessionKey);
+    const ended = (await Promise.all(stopping)).filter((line): line is string => line !== undefined);
+    if (!stoppedTurn && ended.length === 0) return 'No active task to stop.';
+    return [stoppedTurn ? 'Stopped. What was already done is kept.' : 'Stopped.', ...ended].join(' ');
   },
 };
 
@@ -55,15 +60,20 @@ export const statusCommand: Command = {
       lines.push(`Context: ~${formatCount(ctx.runtime.contextTokens(session))} tokens`);
     }
     const stats = tokenStats(session);
+    const reasoning = stats.total_reasoning_tokens
+      ? ` incl. ${formatCount(stats.total_reasoning_tokens)} reasoning`
+      : '';
     lines.push(
       `Tokens this session: ${formatCount(stats.total_tokens)} (prompt ${formatCount(stats.total_prompt_tokens)}, ` +
-        `completion ${formatCount(stats.total_completion_tokens)}) in ${stats.llm_calls} LLM call${stats.llm_calls === 1 ? '' : 's'}`,
+        `completion ${formatCount(stats.total_completion_tokens)}${reasoning}) in ${stats.llm_calls} LLM call${stats.llm_calls === 1 ? '' : 's'}`,
     );
     const hitRate = stats.total_prompt_tokens > 0 ? stats.total_cached_tokens / stats.total_prompt_tokens : 0;
     lines.push(
       `Prompt cache: ${Math.round(hitRate * 100)}% hit (${formatCount(stats.total_cached_tokens)} of ` +
         `${formatCount(stats.total_prompt_tokens)} prompt tokens)`,
     );
+    if (stats.total_cost_usd > 0) lines.push(`Cost this session: ${formatUsd(stats.total_cost_usd)}`);
+    for (const work of ctx.runtime.work) lines.push(...work.status(session));
     lines.push(`Active turn: ${ctx.runtime.isTurnActive(ctx.sessionKey) ? 'yes' : 'no'}`);
     return lines.join('\n');
   },
@@ -80,4 +90,9 @@ export function builtinCommands(router: CommandRouter): Command[] {
 
 function formatCount(n: number): string {
   return n.toLocaleString('en-US');
+}
+
+/** Cents for real money, four decimals for the fractions a few cached turns cost. */
+function formatUsd(usd: number): string {
+  return `$${usd.toFixed(usd >= 1 ? 2 : 4)}`;
 }

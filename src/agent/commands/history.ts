@@ -2,6 +2,7 @@
 import { contentText } from '../../memory/tokens.js';
 import type { ChatMessage } from '../../providers/types.js';
 import { stripRuntimeContext } from '../context.js';
+import { isGoalNudge } from '../goals.js';
 import { CONTINUE_AFTER_LENGTH } from '../prompts.js';
 import type { Command } from './types.js';
 
@@ -40,8 +41,8 @@ function groupExchanges(messages: ChatMessage[]): string[][] {
     let text = contentText(message.content).text;
     if (message.role === 'user') text = stripRuntimeContext(text);
     text = text.trim();
-    // Skipped: an assistant message that only called tools, and the loop's own "continue" nudge.
-    if (!text || text === CONTINUE_AFTER_LENGTH) continue;
+    // Skipped: an assistant message that only called tools, and the loop's own "continue" nudges.
+    if (!text || text === CONTINUE_AFTER_LENGTH || isGoalNudge(text)) continue;
     const line = `${message.role === 'user' ? 'You' : 'Assistant'}: ${shorten(text)}`;
     const last = exchanges.at(-1);
     if (message.role === 'user' || !last) exchanges.push([line]);

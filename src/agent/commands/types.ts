@@ -17,6 +17,14 @@ export interface ModelCatalog {
   presets: Record<string, ModelSettings>;
 }
 
+/** Work a session has going beyond one reply (subagents, a sustained goal): /stop ends it, /status reports it. */
+export interface SessionWork {
+  /** Lines for /status (none when idle). */
+  status(session: Session): string[];
+  /** Ends this work for the session; returns a sentence for the /stop reply, or undefined when nothing was running. */
+  stop(sessionKey: string): Promise<string | undefined>;
+}
+
 /** What the loop lets commands see and do. */
 export interface LoopRuntime {
   isTurnActive(sessionKey: string): boolean;
@@ -30,6 +38,8 @@ export interface LoopRuntime {
   models(): ModelCatalog | undefined;
   /** Restarts the process (gateway only); absent where a restart makes no sense. */
   restart: (() => void | Promise<void>) | undefined;
+  /** The session work the loop was given (subagents, goals). */
+  work: readonly SessionWork[];
 }
 
 export interface CommandContext {
@@ -56,9 +66,20 @@ export interface Command {
   /** Shown in /help when the command takes arguments: `/history [n]`. */
   usage?: string;
   tier: CommandTier;
-  /** Returns the reply for the user. */
-  run(ctx: CommandContext): Promise<string> | string;
+  /** Returns the reply for the user, or a model turn to run in its place. */
+  run(ctx: CommandContext): Promise<CommandResult> | CommandResult;
 }
+
+/**
+ * A command that starts a model turn instead of replying (`/goal <task>`): the turn runs in the session's order with
+ * `content` as the user message, and `metadata` is merged into the session's metadata when it starts.
+ */
+export interface CommandTurn {
+  turn: string;
+  metadata?: Record<string, unknown>;
+}
+
+export type CommandResult = string | CommandTurn;
 
 /** A slash command beyond the built-ins (e.g. `/dream`): gets the text after the command, returns the reply. */
 export interface SlashCommand {

@@ -21,19 +21,37 @@ export async function runAgent(opts: GlobalOptions & AgentFlags): Promise<void> 
   const agent = await createAgent(loaded, { log });
   const hintMax = loaded.config.agents.defaults.toolHintMaxLength;
   const delivery = new AbortController();
-  void printOutbound(agent, delivery.signal);
+  const printing = printOutbound(agent, delivery.signal);
   try {
-    if (opts.message !== undefined) return await oneShot(agent, opts, hintMax);
-    return await chat(agent, opts, hintMax);
+    if (opts.message === undefined) return await chat(agent, opts, hintMax);
+    await oneShot(agent, opts, hintMax);
+    await awaitSubagents(agent);
   } finally {
     delivery.abort();
+    await printing;
     await agent.shutdown();
+  }
+}
+
+/** Background subagents report back before a one-shot run ends; their follow-up answers are printed. Ctrl+C cancels. */
+async function awaitSubagents(agent: Agent): Promise<void> {
+  const idle = agent.subagents.idle();
+  const pending = await Promise.race([idle.then(() => false), new Promise((r) => setTimeout(r, 50, true))]);
+  if (!pending) return;
+  process.stderr.write('  … waiting for background subagents to report (Ctrl+C to cancel them)\n');
+  const cancel = () => void agent.subagents.shutdown();
+  process.once('SIGINT', cancel);
+  try {
+    await idle;
+  } finally {
+    process.off('SIGINT', cancel);
   }
 }
 
 /** Shows what the agent sends on its own (the `message` tool). Other channels are served by `nanobot gateway`. */
 async function printOutbound(agent: Agent, signal: AbortSignal): Promise<void> {
-  while (!signal.aborted) {
+  // Ends once aborted and drained: messages published before the abort are still printed.
+  for (;;) {
     const message = await agent.bus.consumeOutbound(signal).catch(() => undefined);
     if (!message) return;
     if (message.channel !== 'cli') {

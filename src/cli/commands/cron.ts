@@ -27,6 +27,8 @@ export interface CronCliFlags {
   chatId?: string;
   /** Run the message as an agent turn instead of delivering it verbatim. */
   agent?: boolean;
+  /** A `modelPresets` name the agent task runs with. */
+  model?: string;
 }
 
 export interface CronCliDeps {
@@ -38,7 +40,7 @@ export interface CronCliDeps {
 
 const USAGE =
   'nanobot cron list | add --message M (--every S | --cron EXPR [--tz TZ] | --at ISO) [--name N] ' +
-  '[--channel C --chat-id ID] [--agent] | remove ID | run ID';
+  '[--channel C --chat-id ID] [--agent [--model PRESET]] | remove ID | run ID';
 
 export async function runCron(
   subcommand: string,
@@ -59,7 +61,7 @@ export async function runCron(
     case 'list':
       return listJobs(service, timezone, out);
     case 'add':
-      return addJob(service, timezone, opts, out);
+      return addJob(service, timezone, opts, out, Object.keys(loaded.config.modelPresets));
     case 'remove': {
       const id = requireId(args, 'remove');
       const job = await service.get(id);
@@ -133,6 +135,7 @@ function describeRow(job: CronJob, timezone: string): string[] {
   const origin = jobOrigin(job);
   const details = [
     job.payload.kind === 'system_event' ? 'reminder' : 'agent',
+    job.payload.modelPreset ? `model ${job.payload.modelPreset}` : '',
     origin ? `${origin.channel}:${origin.chatId}` : 'no chat',
     job.state.lastStatus ? `last ${job.state.lastStatus}` : '',
   ].filter(Boolean);
@@ -163,9 +166,18 @@ async function addJob(
   timezone: string,
   flags: CronCliFlags,
   out: (line: string) => void,
+  presets: string[],
 ): Promise<void> {
   const message = flags.message?.trim();
   if (!message) throw new CronError('cron add needs --message.', `Usage: ${USAGE}`);
+  const modelPreset = flags.model?.trim();
+  if (modelPreset && !flags.agent) throw new CronError('--model needs --agent (a reminder uses no model).');
+  if (modelPreset && !presets.includes(modelPreset)) {
+    throw new CronError(
+      `No model preset '${modelPreset}'.`,
+      presets.length ? `Use one of: ${presets.join(', ')}.` : 'Define it under "modelPresets" in the config.',
+    );
+  }
   if (Boolean(flags.channel) !== Boolean(flags.chatId))
     throw new CronError('Give --channel and --chat-id together.', 'e.g. --channel telegram --chat-id 123456');
   const schedule = scheduleFromFlags(flags, timezone);
@@ -179,6 +191,7 @@ async function addJob(
       sessionKey: target ? `${target.channel}:${target.chatId}` : null,
       originChannel: target?.channel ?? null,
       originChatId: target?.chatId ?? null,
+      ...(modelPreset ? { modelPreset } : {}),
     },
   });
   const next = job.state.nextRunAtMs != null ? formatInstant(job.state.nextRunAtMs, timezone) : '-';

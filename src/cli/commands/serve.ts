@@ -1,4 +1,5 @@
 /** `nanobot serve`: the OpenAI-compatible API in the foreground, until SIGINT/SIGTERM. */
+import { join } from 'node:path';
 import { createAgent } from '../../agent/bootstrap.js';
 import { startApiServer } from '../../api/server.js';
 import { UserError } from '../../util/errors.js';
@@ -26,6 +27,7 @@ export async function runServe(opts: GlobalOptions & ServeFlags): Promise<void> 
     apiKey: api.apiKey ?? null,
     timeoutS: opts.timeout === undefined ? api.timeout : parseNumber(opts.timeout, 'timeout', 86_400),
     corsOrigins: api.corsOrigins,
+    mediaDir: join(loaded.dataDir, 'media', 'api'),
     log,
   });
   log.info(`nanobot API on ${server.url}/v1 (model ${agent.model.model}${api.apiKey ? ', API key required' : ''})`);

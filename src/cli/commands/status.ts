@@ -1,15 +1,23 @@
 /** `nanobot status`: where things are and what would be used, without calling a model. */
 import { existsSync } from 'node:fs';
-import { providerSettings } from '../../agent/bootstrap.js';
+import { join } from 'node:path';
+import type { LoadedConfig } from '../../config/load.js';
 import { effectiveModel } from '../../config/model.js';
-import { resolveProvider } from '../../providers/index.js';
+import { fallbackModels, resolveModel } from '../../providers/chain.js';
 import { PROVIDERS } from '../../providers/registry.js';
+import type { ResolvedProvider } from '../../providers/resolve.js';
 import type { GlobalOptions } from '../main.js';
 import { setup } from '../setup.js';
 
 export function maskKey(key: string): string {
   if (key.length <= 8) return '****';
   return `${key.slice(0, 4)}…${key.slice(-4)}`;
+}
+
+/** "model name contains "claude" (an anthropic keyword); sends "claude-opus-4-5" to https://api.anthropic.com". */
+export function explainResolution(resolved: ResolvedProvider): string {
+  const why = resolved.reason?.detail ?? 'resolved';
+  return `${why}; sends "${resolved.upstreamModel}" to ${resolved.apiBase}`;
 }
 
 export async function runStatus(opts: GlobalOptions): Promise<void> {
@@ -21,17 +29,14 @@ export async function runStatus(opts: GlobalOptions): Promise<void> {
   out(`Config:     ${loaded.configPath}`);
   out(`Workspace:  ${loaded.workspace}${existsSync(loaded.workspace) ? '' : ' (missing)'}`);
   out(`Model:      ${model.model}${model.preset ? ` (preset ${model.preset})` : ''}`);
-  const resolved = resolveProvider({
-    model: model.model,
-    provider: model.provider,
-    providers: providerSettings(loaded),
-    env,
-  });
+  const resolved = resolveModel(loaded, model, env);
   if ('error' in resolved) out(`Provider:   ${model.provider} — ${resolved.error} ${resolved.hint}`);
-  else
-    out(
-      `Provider:   ${resolved.name}${model.provider === 'auto' ? ' (auto)' : ''} → ${resolved.apiBase ?? 'SDK default'}`,
-    );
+  else {
+    out(`Provider:   ${resolved.name}${model.provider === 'auto' ? ' (auto)' : ''} → ${resolved.apiBase}`);
+    out(`Resolved:   ${explainResolution(resolved)}`);
+  }
+  const fallbacks = fallbackModels(loaded).map((f) => f.model);
+  out(`Fallbacks:  ${fallbacks.length ? fallbacks.join(' → ') : 'none'}`);
   out(`Workspace-restricted tools: ${config.tools.restrictToWorkspace ? 'yes' : 'no'}`);
   out();
   out('API keys:');
@@ -49,5 +54,32 @@ export async function runStatus(opts: GlobalOptions): Promise<void> {
     any = true;
     out(`  ${name.padEnd(20)} ${maskKey(p.apiKey)}  (config, custom)`);
   }
+  const { OAUTH_PROVIDERS, oauthStatus } = await import('../../providers/oauth/index.js');
+  for (const def of OAUTH_PROVIDERS) {
+    const token = await oauthStatus(join(loaded.dataDir, 'auth'), def);
+    if (!token) continue;
+    any = true;
+    out(`  ${def.name.padEnd(20)} signed in${token.accountId ? ` as ${token.accountId}` : ''}  (provider login)`);
+  }
   if (!any) out('  none set — add providers.<name>.apiKey to the config or export e.g. ANTHROPIC_API_KEY');
+  await printMcpServers(loaded, env, out);
+}
+
+/** Each configured MCP server, connected once to show whether it works (the SDK loads only when there are some). */
+async function printMcpServers(loaded: LoadedConfig, env: NodeJS.ProcessEnv, out: (line?: string) => void) {
+  const servers = loaded.config.tools.mcpServers;
+  out();
+  if (Object.keys(servers).length === 0) {
+    out('MCP servers: none (add them under tools.mcpServers)');
+    return;
+  }
+  out('MCP servers:');
+  const { formatMcpStatus, probeMcpServers } = await import('../../mcp/probe.js');
+  const statuses = await probeMcpServers({
+    servers,
+    ssrfWhitelist: loaded.config.tools.ssrfWhitelist,
+    env,
+    home: loaded.home,
+  });
+  for (const line of formatMcpStatus(statuses, servers)) out(line);
 }

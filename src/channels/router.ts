@@ -1,23 +1,9 @@
-/**
- * The contract between the gateway and a chat channel, and the pump that delivers outbound messages to channels.
- * A channel publishes what users send with `bus.publishInbound` and delivers what the agent says in `send`.
- */
+/** The pump that delivers the bus's outbound messages to channels, in order per chat, with retries. */
 import type { MessageBus } from '../bus/message-bus.js';
 import type { OutboundMessage } from '../bus/types.js';
 import { errorMessage } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
-
-export type ChannelStatus = 'starting' | 'running' | 'stopped' | 'error';
-
-export interface Channel {
-  /** Matches `OutboundMessage.channel` / `InboundMessage.channel` (e.g. "telegram"). */
-  readonly name: string;
-  start(bus: MessageBus): Promise<void>;
-  stop(): Promise<void>;
-  /** Delivers one message; rejects when it could not (the router retries). */
-  send(message: OutboundMessage): Promise<void>;
-  status(): ChannelStatus;
-}
+import type { Channel } from './channel.js';
 
 export interface OutboundRouterOptions {
   bus: MessageBus;

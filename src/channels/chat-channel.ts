@@ -1,0 +1,339 @@
+/**
+ * ChatChannel: a Channel made from a platform adapter plus the behaviour every chat platform shares.
+ *
+ * Inbound (`receive`): drop redeliveries (same chat + message id) → access (allowFrom, pairing codes for strangers
+ * in direct chats, groupPolicy in groups) → only owners may run /pairing → download attachments → publish.
+ * Outbound (`send`): progress filtering (tool hints, reasoning) → Markdown rendered in the platform's markup and
+ * split under its limit → streaming by edits where the platform can → files. While the connection is down,
+ * sends wait for it to come back instead of failing.
+ */
+import { basename } from 'node:path';
+import { parseCommand } from '../agent/commands/router.js';
+import type { MessageBus } from '../bus/message-bus.js';
+import type { InboundMessage, OutboundMessage } from '../bus/types.js';
+import { errorMessage } from '../util/errors.js';
+import { type Logger, silentLogger } from '../util/log.js';
+import { decideAccess, isOwner } from './access.js';
+import type { Channel, ChannelCapabilities, ChannelEvents, ChannelStatus } from './channel.js';
+import { RecentIds } from './dedup.js';
+import { renderMarkdown } from './markup/render.js';
+import { splitMarkdown } from './markup/split.js';
+import { AttachmentTooLarge, kindOfPath, saveAttachment } from './media.js';
+import { META } from './metadata.js';
+import { type PairingStore, pairingReply } from './pairing.js';
+import type {
+  ChatPlatform,
+  CommandInfo,
+  IncomingMessage,
+  OutgoingPart,
+  PlatformLink,
+  ReplyTarget,
+  SendOptions,
+} from './platform.js';
+import type { ChannelSettings, DeliverySwitches } from './settings.js';
+import { MessageStream } from './streaming.js';
+import { TypingIndicator } from './typing.js';
+
+export interface ChatChannelOptions<S extends ChannelSettings = ChannelSettings> {
+  name: string;
+  platform: ChatPlatform;
+  /** Current `channels.<name>` settings (a function: a config reload changes them). */
+  settings: () => S;
+  /** `channels.sendProgress / sendToolHints / showReasoning`, before per-channel overrides. */
+  switches?: () => DeliverySwitches;
+  pairing: PairingStore;
+  /** Where attachments from users are saved (`<dataDir>/media/<name>`). */
+  mediaDir: string;
+  /** The agent's slash commands (for platforms with a command menu). */
+  commands?: () => readonly CommandInfo[];
+  log?: Logger;
+  /** How long a reply waits for a lost connection to return before it fails (and the router retries). */
+  reconnectWaitMs?: number;
+}
+
+const PAIRING_REPLY_INTERVAL_MS = 60_000;
+
+export class ChatChannel<S extends ChannelSettings = ChannelSettings> implements Channel {
+  readonly name: string;
+  private readonly platform: ChatPlatform;
+  private readonly log: Logger;
+  private bus?: MessageBus;
+  private events?: ChannelEvents;
+  private state: ChannelStatus = 'stopped';
+  private connectedWaiters: (() => void)[] = [];
+  private readonly recent = new RecentIds(2000);
+  private readonly streams = new Map<string, MessageStream>();
+  private readonly typing: TypingIndicator;
+  private readonly pairingReplies = new Map<string, number>();
+
+  constructor(private readonly options: ChatChannelOptions<S>) {
+    this.name = options.name;
+    this.platform = options.platform;
+    this.log = options.log ?? silentLogger;
+    this.typing = new TypingIndicator((target) => this.platform.sendTyping?.(target) ?? Promise.resolve());
+  }
+
+  get capabilities(): ChannelCapabilities {
+    return this.platform.capabilities;
+  }
+
+  status(): ChannelStatus {
+    return this.state;
+  }
+
+  async start(bus: MessageBus, events?: ChannelEvents): Promise<void> {
+    this.bus = bus;
+    this.events = events;
+    this.state = 'starting';
+    const link: PlatformLink = {
+      receive: (message) => this.receive(message),
+      failed: (error, retryAfterMs) => this.connectionLost(error, retryAfterMs),
+      commands: () => this.options.commands?.() ?? [],
+      log: prefixedLogger(this.log, `${this.name}: `),
+    };
+    try {
+      await this.platform.connect(link);
+    } catch (err) {
+      this.state = 'error';
+      throw err;
+    }
+    this.state = 'running';
+    for (const resolve of this.connectedWaiters.splice(0)) resolve();
+  }
+
+  async stop(): Promise<void> {
+    this.state = 'stopped';
+    this.typing.stopAll();
+    for (const stream of this.streams.values()) stream.cancel();
+    this.streams.clear();
+    await this.platform.disconnect();
+  }
+
+  private connectionLost(error: Error, retryAfterMs?: number): void {
+    if (this.state !== 'running') return;
+    this.state = 'reconnecting';
+    this.events?.failed(error, retryAfterMs);
+  }
+
+  // ── inbound ──────────────────────────────────────────────────────────────────────────────────────────────
+
+  /** One message from the platform (the PlatformLink's `receive`). */
+  async receive(message: IncomingMessage): Promise<void> {
+    if (this.recent.seen(`${message.chatId}:${message.id}`)) {
+      this.log.debug(`${this.name}: ignored a redelivered message ${message.id} in ${message.chatId}`);
+      return;
+    }
+    const settings = this.options.settings();
+    const decision = decideAccess(
+      settings,
+      { sender: message.sender, chatId: message.chatId, chatType: message.chatType, mentioned: message.mentioned },
+      (senderId) => this.options.pairing.isApproved(this.name, senderId),
+    );
+    if (decision.action === 'pair') return this.offerPairing(message);
+    if (decision.action === 'ignore') {
+      this.log.debug(`${this.name}: ignored a message in ${message.chatId}: ${decision.reason}`);
+      return;
+    }
+    const target = targetOf(message.chatId, message.threadId);
+    if (parseCommand(message.text)?.name === '/pairing' && !isOwner(settings, message.sender)) {
+      await this.sendMarkdown(target, `Only the owner (named in channels.${this.name}.allowFrom) can manage pairing.`);
+      return;
+    }
+    const { media, notes } = await this.download(message, settings.maxMediaMb);
+    const content = [message.text.trim(), ...notes].filter(Boolean).join('\n');
+    if (!content && media.length === 0) return;
+    this.typing.start(message.chatId, target);
+    const wantsStream = settings.streaming && this.capabilities.editMessages && this.platform.editText !== undefined;
+    const inbound: InboundMessage = {
+      channel: this.name,
+      senderId: message.sender.id,
+      chatId: message.chatId,
+      content,
+      ...(media.length ? { media } : {}),
+      ...(message.sessionKey ? { sessionKey: message.sessionKey } : {}),
+      metadata: {
+        ...message.metadata,
+        [META.messageId]: message.id,
+        ...(message.threadId ? { [META.threadId]: message.threadId } : {}),
+        ...(message.sender.username ? { username: message.sender.username } : {}),
+        is_group: message.chatType === 'group',
+        ...(wantsStream ? { [META.wantsStream]: true } : {}),
+      },
+      timestamp: new Date().toISOString(),
+    };
+    this.bus?.publishInbound(inbound);
+  }
+
+  private async offerPairing(message: IncomingMessage): Promise<void> {
+    const { code, created } = await this.options.pairing.requestCode(this.name, message.sender, message.chatId);
+    const last = this.pairingReplies.get(message.sender.id) ?? 0;
+    // A stranger who keeps writing is reminded once a minute, not answered every time.
+    if (!created && Date.now() - last < PAIRING_REPLY_INTERVAL_MS) return;
+    this.pairingReplies.set(message.sender.id, Date.now());
+    this.log.info(`${this.name}: sent a pairing code to ${message.sender.id} (approve: /pairing approve ${code})`);
+    await this.sendMarkdown(targetOf(message.chatId, message.threadId), pairingReply(code));
+  }
+
+  private async download(message: IncomingMessage, maxMediaMb: number): Promise<{ media: string[]; notes: string[] }> {
+    const media: string[] = [];
+    const notes: string[] = [];
+    for (const attachment of message.attachments ?? []) {
+      try {
+        media.push(await saveAttachment(attachment, this.options.mediaDir, maxMediaMb * 1024 * 1024));
+      } catch (err) {
+        const why = err instanceof AttachmentTooLarge ? `too large: ${err.message}` : errorMessage(err);
+        this.log.warn(`${this.name}: could not save a ${attachment.kind} from ${message.chatId}: ${why}`);
+        notes.push(`[${attachment.kind} ${attachment.name ?? ''} not received: ${why}]`.replace('  ', ' '));
+      }
+    }
+    return { media, notes };
+  }
+
+  // ── outbound ─────────────────────────────────────────────────────────────────────────────────────────────
+
+  async send(message: OutboundMessage): Promise<void> {
+    const meta = message.metadata ?? {};
+    if (meta[META.progress] && !this.wantsProgress(meta)) return;
+    await this.whenConnected();
+    const target = targetOf(message.chatId, stringOf(meta[META.threadId]));
+    const streamKey = `${message.chatId}:${stringOf(meta[META.streamId]) ?? ''}`;
+    if (meta[META.streamDelta]) {
+      this.typing.stop(message.chatId);
+      this.streamFor(streamKey, this.withQuote(target, meta)).append(message.content);
+      return;
+    }
+    if (meta[META.streamEnd]) {
+      await this.endStream(streamKey);
+      return;
+    }
+    if (!meta[META.progress]) this.typing.stop(message.chatId);
+    for (const path of message.media ?? []) await this.sendFile(target, path);
+    const buttons = message.buttons?.length ? message.buttons : undefined;
+    const text = buttons && !this.capabilities.buttons ? appendButtonLabels(message.content, buttons) : message.content;
+    const options: SendOptions | undefined = buttons && this.capabilities.buttons ? { buttons } : undefined;
+    const stream = this.streams.get(streamKey);
+    if (stream && meta[META.streamId] !== undefined) {
+      this.streams.delete(streamKey);
+      await stream.finish(text, options);
+      return;
+    }
+    const markdown = meta[META.progress] ? progressMarkdown(message.content, meta) : text;
+    await this.sendMarkdown(this.withQuote(target, meta), markdown, options);
+  }
+
+  private wantsProgress(meta: Record<string, unknown>): boolean {
+    const global = this.options.switches?.() ?? { sendProgress: true, sendToolHints: true, showReasoning: true };
+    const settings = this.options.settings();
+    if (meta[META.toolHint]) return settings.sendToolHints ?? global.sendToolHints;
+    if (meta[META.reasoning]) return settings.showReasoning ?? global.showReasoning;
+    return settings.sendProgress ?? global.sendProgress;
+  }
+
+  /** Resolves when connected; waits (bounded) while the manager reconnects, so nothing sent meanwhile is lost. */
+  private whenConnected(): Promise<void> {
+    if (this.state === 'running') return Promise.resolve();
+    const waitMs = this.options.reconnectWaitMs ?? 60_000;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.connectedWaiters = this.connectedWaiters.filter((w) => w !== done);
+        reject(new Error(`${this.name} is not connected (${this.state})`));
+      }, waitMs);
+      timer.unref?.();
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.connectedWaiters.push(done);
+    });
+  }
+
+  private streamFor(key: string, target: ReplyTarget): MessageStream {
+    let stream = this.streams.get(key);
+    if (!stream) {
+      stream = new MessageStream({
+        platform: this.platform,
+        target,
+        render: (markdown) => this.render(markdown),
+        intervalMs: this.options.settings().streamEditInterval * 1000,
+        log: this.log,
+      });
+      this.streams.set(key, stream);
+    }
+    return stream;
+  }
+
+  private async endStream(key: string): Promise<void> {
+    const stream = this.streams.get(key);
+    this.streams.delete(key);
+    await stream?.finish();
+  }
+
+  /** Markdown → parts in the platform's markup, each within its limit. */
+  render(markdown: string): OutgoingPart[] {
+    const { markup, maxMessageLength } = this.capabilities;
+    const toMarkup = (md: string) => renderMarkdown(md, markup);
+    return splitMarkdown(markdown, maxMessageLength, toMarkup)
+      .map((md) => ({ markdown: md, text: toMarkup(md) }))
+      .filter((part) => part.text.trim() !== '');
+  }
+
+  private async sendMarkdown(target: ReplyTarget, markdown: string, options?: SendOptions): Promise<void> {
+    const parts = this.render(markdown);
+    for (const [i, part] of parts.entries()) {
+      const last = i === parts.length - 1;
+      await this.platform.sendText(
+        i === 0 ? target : { ...target, replyTo: undefined },
+        part,
+        last ? options : undefined,
+      );
+    }
+  }
+
+  private async sendFile(target: ReplyTarget, path: string): Promise<void> {
+    const name = basename(path);
+    if (!this.capabilities.media || !this.platform.sendFile) {
+      await this.sendMarkdown(target, `(${name} was not sent: ${this.name} cannot carry files)`);
+      return;
+    }
+    try {
+      await this.platform.sendFile(target, { path, name, kind: kindOfPath(path) });
+    } catch (err) {
+      this.log.warn(`${this.name}: sending ${path} to ${target.chatId} failed: ${errorMessage(err)}`);
+      await this.sendMarkdown(target, `(could not send ${name})`);
+    }
+  }
+
+  private withQuote(target: ReplyTarget, meta: Record<string, unknown>): ReplyTarget {
+    const quoted = stringOf(meta[META.messageId]);
+    return this.options.settings().replyToMessage && quoted ? { ...target, replyTo: quoted } : target;
+  }
+}
+
+/** A logger whose lines start with `prefix` (a platform's own messages name their channel). */
+export function prefixedLogger(log: Logger, prefix: string): Logger {
+  return {
+    debug: (m) => log.debug(prefix + m),
+    info: (m) => log.info(prefix + m),
+    warn: (m) => log.warn(prefix + m),
+    error: (m) => log.error(prefix + m),
+  };
+}
+
+function targetOf(chatId: string, threadId: string | undefined): ReplyTarget {
+  return threadId ? { chatId, threadId } : { chatId };
+}
+
+function stringOf(value: unknown): string | undefined {
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+}
+
+/** Tool hints as code, reasoning as a quote: visibly apart from the answer. */
+function progressMarkdown(content: string, meta: Record<string, unknown>): string {
+  if (meta[META.toolHint]) return `\`${content.replace(/`/g, "'")}\``;
+  if (meta[META.reasoning]) return content.replace(/^/gm, '> ');
+  return content;
+}
+
+function appendButtonLabels(content: string, buttons: string[][]): string {
+  return `${content}\n\n${buttons.map((row) => row.map((label) => `[${label}]`).join(' ')).join('\n')}`;
+}

@@ -1,0 +1,118 @@
+/**
+ * How a chat platform describes itself to the framework: its settings schema, the credentials it needs, and a
+ * factory for its ChatPlatform adapter. `defineChannel` turns that into a RegisteredChannel the registry lists.
+ */
+import { join } from 'node:path';
+import type { z } from 'zod';
+import { errorMessage } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+import type { Channel } from './channel.js';
+import { ChatChannel, prefixedLogger } from './chat-channel.js';
+import type { PairingStore } from './pairing.js';
+import type { ChatPlatform, CommandInfo } from './platform.js';
+import { type ChannelSettings, type DeliverySwitches, parseChannelSettings } from './settings.js';
+
+/** What a platform's factory gets besides its settings. */
+export interface PlatformContext {
+  name: string;
+  dataDir: string;
+  log: Logger;
+}
+
+export interface ChannelDefinition<S extends ChannelSettings> {
+  /** The key under `channels` and the `channel` of its bus messages. */
+  name: string;
+  displayName: string;
+  /** `channelSettingsSchema.extend({...})` with the platform's keys and nanobot's defaults. */
+  schema: z.ZodType<S>;
+  /** The credentials to set, named for `nanobot channels login` and status output (e.g. `token`). */
+  credentials: string[];
+  /** Where to get them, one sentence. */
+  setupHint: string;
+  /** Throws a UserError for what stops the channel from starting (a missing token): checked before anything starts. */
+  validate(settings: S): void;
+  /** Builds the adapter; imports the platform SDK here (throw `missingSdk(...)` when it is not installed). */
+  createPlatform(settings: () => S, context: PlatformContext): Promise<ChatPlatform>;
+  /** An interactive login (QR code…), for platforms that need one. */
+  login?(settings: S, context: PlatformContext & { out: (text: string) => void }): Promise<void>;
+}
+
+/** A definition with its settings type erased, so definitions of different platforms fit in one list. */
+export interface RegisteredChannel {
+  name: string;
+  displayName: string;
+  credentials: string[];
+  setupHint: string;
+  /** Parses and validates `channels.<name>` (a UserError naming the keys). */
+  parse(block: unknown): ChannelSettings;
+  /** Builds the Channel; `block()` is read again on every use, so a config reload applies. */
+  create(context: ChannelBuildContext): Promise<Channel>;
+  login?(block: unknown, context: PlatformContext & { out: (text: string) => void }): Promise<void>;
+}
+
+export interface ChannelBuildContext {
+  /** The current `channels.<name>` block. */
+  block: () => unknown;
+  switches: () => DeliverySwitches;
+  pairing: PairingStore;
+  dataDir: string;
+  log: Logger;
+  commands: () => readonly CommandInfo[];
+  reconnectWaitMs?: number;
+}
+
+export function defineChannel<S extends ChannelSettings>(definition: ChannelDefinition<S>): RegisteredChannel {
+  const parse = (block: unknown): S => {
+    const settings = parseChannelSettings(definition.name, block, definition.schema);
+    definition.validate(settings);
+    return settings;
+  };
+  return {
+    name: definition.name,
+    displayName: definition.displayName,
+    credentials: definition.credentials,
+    setupHint: definition.setupHint,
+    parse,
+    async create(context) {
+      const settings = liveSettings(definition.name, context, parse);
+      const platformContext = {
+        name: definition.name,
+        dataDir: context.dataDir,
+        log: prefixedLogger(context.log, `${definition.name}: `),
+      };
+      const platform = await definition.createPlatform(settings, platformContext);
+      return new ChatChannel<S>({
+        name: definition.name,
+        platform,
+        settings,
+        switches: context.switches,
+        pairing: context.pairing,
+        mediaDir: join(context.dataDir, 'media', definition.name),
+        commands: context.commands,
+        log: context.log,
+        ...(context.reconnectWaitMs !== undefined ? { reconnectWaitMs: context.reconnectWaitMs } : {}),
+      });
+    },
+    ...(definition.login
+      ? { login: (block: unknown, loginContext) => definition.login?.(parse(block), loginContext) ?? Promise.resolve() }
+      : {}),
+  };
+}
+
+/** Settings re-parsed when the block changes; an invalid edit keeps the last good settings (and says so once). */
+export function liveSettings<S>(name: string, context: ChannelBuildContext, parse: (block: unknown) => S): () => S {
+  let lastText = JSON.stringify(context.block() ?? {});
+  let last = parse(context.block());
+  return () => {
+    const text = JSON.stringify(context.block() ?? {});
+    if (text === lastText) return last;
+    lastText = text;
+    try {
+      last = parse(context.block());
+      context.log.info(`channel ${name}: settings reloaded`);
+    } catch (err) {
+      context.log.warn(`channel ${name}: config edit ignored, keeping the previous settings: ${errorMessage(err)}`);
+    }
+    return last;
+  };
+}

@@ -1,0 +1,163 @@
+/**
+ * ChannelManager: runs the gateway's channels. Starts each one, and when one fails to connect or loses its
+ * connection, stops it and starts it again after an exponential backoff (1 s, 2 s, 4 s … capped, ±20 % jitter,
+ * longer when the platform asks for it). A setup mistake (a UserError: bad token key, missing SDK) is not retried.
+ * `report()` feeds `/health` and `nanobot channels status`.
+ */
+import type { MessageBus } from '../bus/message-bus.js';
+import { errorMessage, UserError } from '../util/errors.js';
+import { type Logger, silentLogger } from '../util/log.js';
+import type { Channel, ChannelStatus } from './channel.js';
+
+export interface ChannelHealth {
+  state: ChannelStatus;
+  /** Why the channel is not running (the last error). */
+  error?: string;
+  /** Reconnects since the gateway started. */
+  restarts: number;
+}
+
+export interface BackoffOptions {
+  initialMs: number;
+  maxMs: number;
+  /** A channel that stayed up this long starts over at `initialMs` after its next failure. */
+  stableMs: number;
+}
+
+export interface ChannelManagerOptions {
+  bus: MessageBus;
+  channels: readonly Channel[];
+  log?: Logger;
+  backoff?: Partial<BackoffOptions>;
+  /** 0..1; injected for deterministic tests. */
+  random?: () => number;
+}
+
+const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 1_000, maxMs: 60_000, stableMs: 30_000 };
+const STOP_TIMEOUT_MS = 5_000;
+
+interface Entry {
+  channel: Channel;
+  health: ChannelHealth;
+  /** Consecutive failures, for the backoff. */
+  failures: number;
+  connectedAt?: number;
+  timer?: NodeJS.Timeout;
+  /** Bumped by every (re)start: events of an older connection are ignored. */
+  generation: number;
+}
+
+export class ChannelManager {
+  private readonly entries: Entry[];
+  private readonly log: Logger;
+  private readonly backoff: BackoffOptions;
+  private readonly random: () => number;
+  private stopped = false;
+
+  constructor(private readonly options: ChannelManagerOptions) {
+    this.log = options.log ?? silentLogger;
+    this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
+    this.random = options.random ?? Math.random;
+    this.entries = options.channels.map((channel) => ({
+      channel,
+      health: { state: 'stopped', restarts: 0 },
+      failures: 0,
+      generation: 0,
+    }));
+  }
+
+  get channels(): readonly Channel[] {
+    return this.entries.map((entry) => entry.channel);
+  }
+
+  /** Starts every channel in the background (a slow or failing one does not hold up the others). */
+  start(): void {
+    for (const entry of this.entries) void this.connect(entry);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.allSettled(
+      this.entries.map(async (entry) => {
+        clearTimeout(entry.timer);
+        entry.generation += 1;
+        await withTimeout(entry.channel.stop(), STOP_TIMEOUT_MS);
+        entry.health = { ...entry.health, state: 'stopped' };
+      }),
+    );
+  }
+
+  report(): Record<string, ChannelHealth> {
+    return Object.fromEntries(this.entries.map((entry) => [entry.channel.name, { ...entry.health }]));
+  }
+
+  private async connect(entry: Entry): Promise<void> {
+    if (this.stopped) return;
+    const generation = ++entry.generation;
+    entry.health = { ...entry.health, state: entry.failures > 0 ? 'reconnecting' : 'starting' };
+    try {
+      await entry.channel.start(this.options.bus, {
+        failed: (error, retryAfterMs) => {
+          if (generation === entry.generation) void this.recover(entry, error, retryAfterMs);
+        },
+      });
+    } catch (err) {
+      if (generation !== entry.generation || this.stopped) return;
+      if (err instanceof UserError) {
+        entry.health = {
+          ...entry.health,
+          state: 'error',
+          error: err.hint ? `${err.message} ${err.hint}` : err.message,
+        };
+        this.log.error(`channel ${entry.channel.name}: ${entry.health.error}`);
+        return;
+      }
+      await this.recover(entry, err instanceof Error ? err : new Error(String(err)));
+      return;
+    }
+    if (generation !== entry.generation || this.stopped) return;
+    entry.connectedAt = Date.now();
+    const { error: _cleared, ...rest } = entry.health;
+    entry.health = { ...rest, state: 'running' };
+    this.log.info(`channel ${entry.channel.name}: connected`);
+  }
+
+  /** Stops the broken connection and schedules a new one. */
+  private async recover(entry: Entry, error: Error, retryAfterMs = 0): Promise<void> {
+    if (this.stopped) return;
+    const generation = ++entry.generation;
+    if (entry.connectedAt !== undefined && Date.now() - entry.connectedAt >= this.backoff.stableMs) entry.failures = 0;
+    entry.connectedAt = undefined;
+    const delay = Math.max(retryAfterMs, this.delayFor(entry.failures));
+    entry.failures += 1;
+    entry.health = { state: 'reconnecting', error: errorMessage(error), restarts: entry.health.restarts };
+    this.log.warn(
+      `channel ${entry.channel.name}: ${errorMessage(error)}; reconnecting in ${formatDelay(delay)} (attempt ${entry.failures})`,
+    );
+    await withTimeout(
+      entry.channel
+        .stop()
+        .catch((err: unknown) => this.log.debug(`channel ${entry.channel.name}: stop: ${errorMessage(err)}`)),
+      STOP_TIMEOUT_MS,
+    );
+    if (this.stopped || generation !== entry.generation) return;
+    entry.timer = setTimeout(() => {
+      entry.health = { ...entry.health, restarts: entry.health.restarts + 1 };
+      void this.connect(entry);
+    }, delay);
+    entry.timer.unref?.();
+  }
+
+  private delayFor(failures: number): number {
+    const base = Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** failures);
+    return Math.round(base * (0.8 + 0.4 * this.random()));
+  }
+}
+
+function withTimeout(task: Promise<void>, ms: number): Promise<void> {
+  return Promise.race([task, new Promise<void>((resolve) => setTimeout(resolve, ms).unref())]);
+}
+
+function formatDelay(ms: number): string {
+  return ms < 1_000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
+}

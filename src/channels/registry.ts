@@ -1,0 +1,67 @@
+/**
+ * The chat channels nanobot-ts knows, and how the gateway builds the enabled ones from `channels.<name>` in the
+ * config. A platform registers by adding its `defineChannel({...})` result to CHANNEL_DEFINITIONS; its SDK is
+ * imported inside `createPlatform`, so it loads only when that channel is enabled.
+ */
+import type { Config } from '../config/schema.js';
+import { type Logger, silentLogger } from '../util/log.js';
+import type { Channel } from './channel.js';
+import type { RegisteredChannel } from './definition.js';
+import type { PairingStore } from './pairing.js';
+import type { CommandInfo } from './platform.js';
+import { telegramChannel } from './telegram/index.js';
+import { websocketChannel } from './websocket/index.js';
+
+export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [telegramChannel, websocketChannel];
+
+export function findChannel(name: string): RegisteredChannel | undefined {
+  return CHANNEL_DEFINITIONS.find((definition) => definition.name === name);
+}
+
+/** The `channels.<name>` blocks of a config, keyed by name (the global switches are not blocks). */
+export function channelBlocks(config: Config): Record<string, Record<string, unknown>> {
+  const blocks: Record<string, Record<string, unknown>> = {};
+  for (const [name, value] of Object.entries(config.channels)) {
+    if (typeof value === 'object' && value !== null) blocks[name] = value;
+  }
+  return blocks;
+}
+
+export interface BuildChannelsOptions {
+  config: () => Config;
+  pairing: PairingStore;
+  dataDir: string;
+  log?: Logger;
+  commands: () => readonly CommandInfo[];
+}
+
+/**
+ * The channels enabled in the config, built and checked (settings, credentials, SDK installed) before anything
+ * connects: a setup mistake stops the gateway with a message naming the key or package.
+ */
+export async function buildEnabledChannels(options: BuildChannelsOptions): Promise<Channel[]> {
+  const log = options.log ?? silentLogger;
+  const channels: Channel[] = [];
+  for (const [name, block] of Object.entries(channelBlocks(options.config()))) {
+    if (block.enabled !== true) continue;
+    const definition = findChannel(name);
+    if (!definition) {
+      log.warn(`channels.${name} is enabled, but nanobot-ts has no ${name} channel; ignoring it`);
+      continue;
+    }
+    channels.push(
+      await definition.create({
+        block: () => channelBlocks(options.config())[name],
+        switches: () => {
+          const { sendProgress, sendToolHints, showReasoning } = options.config().channels;
+          return { sendProgress, sendToolHints, showReasoning };
+        },
+        pairing: options.pairing,
+        dataDir: options.dataDir,
+        log,
+        commands: options.commands,
+      }),
+    );
+  }
+  return channels;
+}

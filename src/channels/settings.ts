@@ -1,0 +1,70 @@
+/**
+ * The keys every chat channel understands (`channels.<name>.*`), and how a channel block is validated.
+ * A platform's schema extends `channelSettingsSchema` with its own keys (token, mode, …).
+ */
+import { z } from 'zod';
+import { UserError } from '../util/errors.js';
+
+/** Ids and @usernames; numbers are accepted (Telegram ids are often written without quotes). */
+const idList = z.array(z.union([z.string(), z.number()]).transform(String));
+
+export const channelSettingsSchema = z.looseObject({
+  enabled: z.boolean().default(false),
+  /** Who may talk to the agent: ids or @usernames; `"*"` = everyone; empty = nobody (strangers can pair in DMs). */
+  allowFrom: idList.default([]),
+  /** Groups: answer when @mentioned or replied to (`mention`), to every message (`open`), or only in `groupAllowFrom`. */
+  groupPolicy: z.enum(['mention', 'open', 'allowlist']).default('mention'),
+  /** Group chat ids where the agent answers every message under `groupPolicy: "allowlist"`. */
+  groupAllowFrom: idList.default([]),
+  /** Stream replies into one message by editing it, where the platform can. */
+  streaming: z.boolean().default(true),
+  /** Seconds between stream edits (platforms rate-limit edits). */
+  streamEditInterval: z.number().min(0.05).default(0.6),
+  /** Send replies as replies to (quoting) the user's message. */
+  replyToMessage: z.boolean().default(false),
+  /** Largest attachment accepted from a user, in MB. */
+  maxMediaMb: z.number().positive().default(20),
+  /** Per-channel overrides of channels.sendProgress / sendToolHints / showReasoning. */
+  sendProgress: z.boolean().optional(),
+  sendToolHints: z.boolean().optional(),
+  showReasoning: z.boolean().optional(),
+});
+
+export type ChannelSettings = z.infer<typeof channelSettingsSchema>;
+
+/** The channel-wide switches from `channels.*` after per-channel overrides. */
+export interface DeliverySwitches {
+  sendProgress: boolean;
+  sendToolHints: boolean;
+  showReasoning: boolean;
+}
+
+/** Validates `channels.<name>`; errors name each key (`channels.telegram.mode: expected one of …`). */
+export function parseChannelSettings<S>(name: string, block: unknown, schema: z.ZodType<S>): S {
+  const result = schema.safeParse(block ?? {});
+  if (result.success) return result.data;
+  const problems = result.error.issues.slice(0, 6).map((issue) => {
+    const path = ['channels', name, ...issue.path.map(String)].join('.');
+    return `${path}: ${issue.message}`;
+  });
+  throw new UserError(
+    `Invalid channels.${name} settings:\n  ${problems.join('\n  ')}`,
+    `Fix channels.${name} in config.json (the README's Channels section lists the keys).`,
+  );
+}
+
+/** A setup step the user must do before the channel can start (a missing token), as a UserError naming the key. */
+export function requireSetting(name: string, key: string, value: unknown, hint: string): void {
+  if (typeof value === 'string' ? value.trim() !== '' : value !== undefined && value !== null) return;
+  throw new UserError(`channels.${name}.${key} is not set, so the ${name} channel cannot start.`, hint);
+}
+
+/** The error for a platform SDK that is not installed (they are optional dependencies). */
+export function missingSdk(channel: string, packageName: string, err: unknown): UserError {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const detail = code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' ? 'is not installed' : 'failed to load';
+  return new UserError(
+    `The ${channel} channel needs the ${packageName} package, which ${detail}.`,
+    `Install it next to nanobot: npm install ${packageName}`,
+  );
+}

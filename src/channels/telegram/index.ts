@@ -1,0 +1,84 @@
+/**
+ * The Telegram channel: settings (nanobot's `channels.telegram` keys) and its registration. grammy is imported only
+ * when the channel starts.
+ */
+import { z } from 'zod';
+import { UserError } from '../../util/errors.js';
+import { defineChannel } from '../definition.js';
+import { channelSettingsSchema, missingSdk, requireSetting } from '../settings.js';
+
+export const telegramSettingsSchema = channelSettingsSchema.extend({
+  token: z.string().default(''),
+  mode: z.enum(['polling', 'webhook']).default('polling'),
+  /** HTTP(S) proxy for every Bot API call, e.g. `http://127.0.0.1:7890`. */
+  proxy: z.string().nullish(),
+  /** The Bot API root (a self-hosted Bot API server); default https://api.telegram.org. */
+  apiBase: z.string().nullish(),
+  /** Long-polling wait per getUpdates call, in seconds; a call silent for this + 15 s counts as stalled. */
+  pollTimeout: z.int().min(1).max(50).default(30),
+  webhookUrl: z.string().default(''),
+  webhookListenHost: z.string().default('127.0.0.1'),
+  webhookListenPort: z.int().min(0).max(65535).default(8081),
+  webhookPath: z.string().default('/telegram'),
+  webhookSecretToken: z.string().default(''),
+  webhookMaxConnections: z.int().min(1).max(100).default(4),
+});
+
+export type TelegramSettings = z.infer<typeof telegramSettingsSchema>;
+
+export const telegramChannel = defineChannel<TelegramSettings>({
+  name: 'telegram',
+  displayName: 'Telegram',
+  schema: telegramSettingsSchema,
+  credentials: ['token'],
+  setupHint: 'Create a bot with @BotFather in Telegram and put its token in channels.telegram.token.',
+  validate(settings) {
+    requireSetting('telegram', 'token', settings.token, 'Create a bot with @BotFather and paste its token there.');
+    if (settings.apiBase) apiRoot(settings.apiBase);
+    if (settings.mode === 'webhook') {
+      if (!/^https:\/\/[^/]+/.test(settings.webhookUrl))
+        throw new UserError(
+          'channels.telegram.webhookUrl must be the public https:// URL Telegram posts updates to (mode "webhook").',
+        );
+      if (!/^[\w-]{1,256}$/.test(settings.webhookSecretToken))
+        throw new UserError(
+          'channels.telegram.webhookSecretToken must be set (1–256 letters, digits, _ or -) in webhook mode.',
+          'It proves that a request really comes from Telegram.',
+        );
+      if (!settings.webhookPath.startsWith('/'))
+        throw new UserError('channels.telegram.webhookPath must start with "/".');
+    }
+  },
+  async createPlatform(settings, context) {
+    let grammy: typeof import('grammy');
+    try {
+      grammy = await import('grammy');
+    } catch (err) {
+      throw missingSdk('Telegram', 'grammy', err);
+    }
+    const { TelegramPlatform } = await import('./platform.js');
+    return new TelegramPlatform({ grammy, settings, log: context.log });
+  },
+});
+
+/**
+ * The Bot API root without a trailing slash. The bot token travels in every URL, so plain http is accepted only
+ * for a server on this machine.
+ */
+export function apiRoot(apiBase: string | null | undefined): string {
+  if (!apiBase) return 'https://api.telegram.org';
+  let url: URL;
+  try {
+    url = new URL(apiBase);
+  } catch {
+    throw new UserError(`channels.telegram.apiBase is not a URL: ${apiBase}`);
+  }
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw new UserError(
+      `channels.telegram.apiBase must be an https:// URL (plain http only for 127.0.0.1/localhost): ${apiBase}`,
+      'The bot token is part of every request URL.',
+    );
+  }
+  return apiBase.replace(/\/+$/, '');
+}

@@ -1,0 +1,81 @@
+/**
+ * The HTTP endpoint Telegram posts updates to in webhook mode (usually behind a reverse proxy that terminates TLS).
+ * A request must carry the secret token given to setWebhook; updates are acknowledged at once and handled one after
+ * another, so a slow download does not make Telegram retry (and a retry is dropped as a duplicate anyway).
+ */
+import { timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Update } from '@grammyjs/types';
+import { errorMessage } from '../../util/errors.js';
+import type { Logger } from '../../util/log.js';
+
+const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface WebhookServerOptions {
+  host: string;
+  port: number;
+  path: string;
+  secret: string;
+  onUpdate: (update: Update) => Promise<void>;
+  log: Logger;
+}
+
+export interface WebhookServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
+  let queue: Promise<void> = Promise.resolve();
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    if (req.method !== 'POST' || path !== options.path) return reply(res, 404);
+    if (!secretMatches(req.headers['x-telegram-bot-api-secret-token'], options.secret)) return reply(res, 401);
+    readBody(req)
+      .then((body) => {
+        const update = JSON.parse(body) as Update;
+        reply(res, 200);
+        queue = queue
+          .then(() => options.onUpdate(update))
+          .catch((err: unknown) => options.log.warn(`webhook update failed: ${errorMessage(err)}`));
+      })
+      .catch(() => reply(res, 400));
+  });
+  server.requestTimeout = 10_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function secretMatches(header: string | string[] | undefined, secret: string): boolean {
+  if (typeof header !== 'string') return false;
+  const given = Buffer.from(header);
+  const wanted = Buffer.from(secret);
+  return given.length === wanted.length && timingSafeEqual(given, wanted);
+}
+
+async function readBody(req: http.IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new Error('body too large');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function reply(res: http.ServerResponse, status: number): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(status === 200 ? '{"ok":true}' : '{"ok":false}');
+}

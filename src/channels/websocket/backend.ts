@@ -1,0 +1,98 @@
+/**
+ * What the WebUI's REST surface reads from the running gateway: the session store, whether a session is busy, the
+ * model, the channels and the cron jobs. The gateway binds it once it runs (`bindWebUi`); tests build one directly.
+ */
+import { cronStorePath, readCronStore } from '../../cron/store.js';
+import type { CronJob, CronSchedule } from '../../cron/types.js';
+import type { GatewayContext, GatewayService } from '../../gateway/runtime.js';
+import { estimateTextTokens } from '../../memory/tokens.js';
+import type { Session, SessionStore } from '../../session/types.js';
+import type { StatusReport } from './frames.js';
+
+export interface WebUiBackend {
+  sessions(): SessionStore;
+  /** A turn of this session is running or queued (renaming or deleting it now would race with the save). */
+  isBusy(sessionKey: string): boolean;
+  model(): { model: string; provider: string; contextWindowTokens: number };
+  channels(): Record<string, string>;
+  cronJobs(): Promise<CronJob[]>;
+}
+
+/** Something with a name and a state, e.g. a Channel. */
+export interface NamedStatus {
+  readonly name: string;
+  status(): string;
+}
+
+/** A backend over a running gateway: its live agent (a config reload swaps it) and its channels. */
+export function gatewayBackend(context: GatewayContext, channels: () => readonly NamedStatus[]): WebUiBackend {
+  return {
+    sessions: () => context.agent().sessions,
+    isBusy: (key) => context.agent().loop.isActive(key),
+    model: () => {
+      const { model } = context.agent();
+      return {
+        model: model.model,
+        provider: context.agent().provider.name,
+        contextWindowTokens: model.contextWindowTokens,
+      };
+    },
+    channels: () => Object.fromEntries(channels().map((channel) => [channel.name, channel.status()])),
+    cronJobs: async () => (await readCronStore(cronStorePath(context.loaded().workspace))).jobs,
+  };
+}
+
+/** Anything that can serve the WebUI's REST routes once the gateway is up (the WebSocket channel). */
+export interface WebUiHost {
+  bindBackend(backend: WebUiBackend): void;
+}
+
+function isWebUiHost(value: unknown): value is WebUiHost {
+  return typeof (value as Partial<WebUiHost> | null)?.bindBackend === 'function';
+}
+
+/**
+ * A gateway service that hands the gateway's agent, sessions and cron jobs to the WebSocket channel(s) among
+ * `channels`: pass it in `startGateway({ services })` next to the channels themselves.
+ */
+export function bindWebUi(channels: readonly NamedStatus[]): (context: GatewayContext) => GatewayService {
+  return (context) => {
+    const backend = gatewayBackend(context, () => channels);
+    for (const channel of channels) if (isWebUiHost(channel)) channel.bindBackend(backend);
+    return { name: 'webui', start() {}, stop: async () => {} };
+  };
+}
+
+/** The status panel: the model, how full the session's context is (estimated), channels and cron jobs. */
+export async function statusReport(backend: WebUiBackend, session: Session | undefined): Promise<StatusReport> {
+  const { model, provider, contextWindowTokens } = backend.model();
+  const jobs = await backend.cronJobs().catch(() => [] as CronJob[]);
+  return {
+    model,
+    provider,
+    context: session ? { used: contextUse(session), window: contextWindowTokens } : null,
+    channels: backend.channels(),
+    cron: jobs.map((job) => ({
+      id: job.id,
+      name: job.name,
+      enabled: job.enabled,
+      schedule: describeSchedule(job.schedule),
+      next_run_at: typeof job.state.nextRunAtMs === 'number' ? new Date(job.state.nextRunAtMs).toISOString() : null,
+    })),
+  };
+}
+
+/** The live history's size (what the next request carries besides the system prompt and tools). */
+function contextUse(session: Session): number {
+  return session.messages.slice(session.lastConsolidated).reduce((sum, message) => {
+    const text = typeof message.content === 'string' ? message.content : JSON.stringify(message.content ?? '');
+    const calls = message.tool_calls ? JSON.stringify(message.tool_calls) : '';
+    return sum + estimateTextTokens(text + calls);
+  }, 0);
+}
+
+function describeSchedule(schedule: CronSchedule): string {
+  if (schedule.kind === 'cron') return `cron ${schedule.expr ?? ''}${schedule.tz ? ` (${schedule.tz})` : ''}`;
+  if (schedule.kind === 'every') return `every ${Math.round((schedule.everyMs ?? 0) / 1000)} s`;
+  return `at ${typeof schedule.atMs === 'number' ? new Date(schedule.atMs).toISOString() : '?'}`;
+}

@@ -1,0 +1,354 @@
+/**
+ * The WebSocket channel: nanobot's WebSocket protocol and the WebUI on one port (default 127.0.0.1:8765).
+ *
+ * A connection gets `ready` with a default chat id (legacy frames go there) and can run many chats: `new_chat`
+ * mints one, `attach` subscribes to an existing one (after a reload), `message` sends on one (attaching it first).
+ * Each chat is the session `websocket:<chat_id>`; what the agent says in it is fanned out to every connection
+ * attached to it (two tabs stay in step). A bad frame gets an `error` frame and the connection stays open.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
+import { type RawData, WebSocket, WebSocketServer } from 'ws';
+import type { MessageBus } from '../../bus/message-bus.js';
+import type { InboundMessage, OutboundMessage } from '../../bus/types.js';
+import { errorMessage } from '../../util/errors.js';
+import { type Logger, silentLogger } from '../../util/log.js';
+import { PACKAGE_ROOT } from '../../util/paths.js';
+import { isAllowed } from '../access.js';
+import type { Channel, ChannelCapabilities, ChannelEvents, ChannelStatus } from '../channel.js';
+import { META } from '../metadata.js';
+import type { PairingStore } from '../pairing.js';
+import type { DeliverySwitches } from '../settings.js';
+import type { WebUiBackend, WebUiHost } from './backend.js';
+import type { ServerFrame } from './frames.js';
+import { startWebUiServer, type WebUiServer } from './http.js';
+import { MediaRefs } from './media-refs.js';
+import { framesFor } from './outbound.js';
+import { type ClientFrame, parseClientFrame } from './protocol.js';
+import { handleApi } from './rest.js';
+import { hostForUrl, normalizePath, type WebSocketSettings } from './settings.js';
+import { resolveToken } from './token.js';
+import { EVENT_META } from './turn-events.js';
+
+export const WEBSOCKET_CHANNEL = 'websocket';
+/** Where `npm run build` puts the WebUI. */
+export const DEFAULT_WEBUI_DIR = join(PACKAGE_ROOT, 'dist', 'webui');
+/** Chats one connection may be attached to at once. */
+const MAX_CHATS_PER_CONNECTION = 64;
+
+export interface WebSocketChannelOptions {
+  settings: () => WebSocketSettings;
+  /** `<data dir>`: the token file and `media/websocket/` (uploads) live here. */
+  dataDir: string;
+  switches?: () => DeliverySwitches;
+  pairing?: PairingStore;
+  log?: Logger;
+  /** The built WebUI; default `dist/webui` of the package. */
+  webuiDir?: string;
+}
+
+interface Client {
+  socket: WebSocket;
+  clientId: string;
+  defaultChat: string;
+  chats: Set<string>;
+  alive: boolean;
+}
+
+export class WebSocketChannel implements Channel, WebUiHost {
+  readonly name = WEBSOCKET_CHANNEL;
+  readonly capabilities: ChannelCapabilities = {
+    maxMessageLength: 1_000_000,
+    markup: 'markdown',
+    editMessages: true,
+    media: true,
+    threads: false,
+    buttons: false,
+  };
+  private readonly log: Logger;
+  private readonly media = new MediaRefs();
+  private readonly subscribers = new Map<string, Set<Client>>();
+  private readonly clients = new Set<Client>();
+  private state: ChannelStatus = 'stopped';
+  private bus?: MessageBus;
+  private http?: WebUiServer;
+  private wss?: WebSocketServer;
+  private pingTimer?: NodeJS.Timeout;
+  private backend?: WebUiBackend;
+  private listening?: { host: string; port: number; token: string | undefined };
+
+  constructor(private readonly options: WebSocketChannelOptions) {
+    this.log = options.log ?? silentLogger;
+  }
+
+  status(): ChannelStatus {
+    return this.state;
+  }
+
+  /** Where it listens, once started (the port is the real one when 0 was asked for). */
+  get address(): { host: string; port: number } | undefined {
+    return this.listening ? { host: this.listening.host, port: this.listening.port } : undefined;
+  }
+
+  bindBackend(backend: WebUiBackend): void {
+    this.backend = backend;
+  }
+
+  async start(bus: MessageBus, _events?: ChannelEvents): Promise<void> {
+    this.bus = bus;
+    this.state = 'starting';
+    const settings = this.options.settings();
+    try {
+      const token = settings.websocketRequiresToken
+        ? await resolveToken(settings.token, this.options.dataDir)
+        : undefined;
+      this.wss = new WebSocketServer({ noServer: true, maxPayload: settings.maxMessageBytes, clientTracking: false });
+      this.http = await startWebUiServer({
+        settings,
+        token,
+        assetsDir: settings.webui ? (this.options.webuiDir ?? DEFAULT_WEBUI_DIR) : undefined,
+        api: (req, res, url) =>
+          handleApi(req, res, url, {
+            backend: () => this.backend,
+            media: this.media,
+            uploadDir: join(this.options.dataDir, 'media', this.name),
+            maxUploadBytes: () => this.options.settings().maxMediaMb * 1024 * 1024,
+            sessionKey: (chatId) => `${this.name}:${chatId}`,
+            keyPrefix: `${this.name}:`,
+            wsPath: normalizePath(settings.path),
+          }),
+        upgrade: (req, socket, head, url) => this.upgrade(req, socket, head, url),
+        onError: (message) => this.log.warn(`${this.name}: ${message}`),
+      });
+      this.listening = { host: settings.host, port: this.http.port, token };
+    } catch (err) {
+      this.state = 'error';
+      this.wss?.close();
+      throw err;
+    }
+    this.pingTimer = setInterval(() => this.ping(), settings.pingIntervalS * 1000);
+    this.pingTimer.unref();
+    this.state = 'running';
+    this.log.info(`${this.name}: WebUI and WebSocket on http://${hostForUrl(settings.host)}:${this.http.port}/`);
+  }
+
+  async stop(): Promise<void> {
+    this.state = 'stopped';
+    clearInterval(this.pingTimer);
+    for (const client of this.clients) client.socket.close(1001, 'server shutting down');
+    this.clients.clear();
+    this.subscribers.clear();
+    this.wss?.close();
+    await this.http?.close();
+    this.http = undefined;
+    this.wss = undefined;
+  }
+
+  async send(message: OutboundMessage): Promise<void> {
+    const frames = framesFor(message, this.switches(), (path) => {
+      const id = this.media.forOutbound(path);
+      const ref = this.media.get(id);
+      return { name: ref?.name ?? 'file', kind: ref?.kind ?? 'file', url: `/api/media/${id}` };
+    });
+    const targets = this.subscribers.get(message.chatId);
+    if (!targets?.size) {
+      if (frames.length) this.log.debug(`${this.name}: nobody is attached to ${message.chatId}; dropped a frame`);
+      return;
+    }
+    for (const frame of frames) for (const client of targets) this.sendFrame(client, frame);
+  }
+
+  private switches(): { sendProgress: boolean; sendToolHints: boolean; showReasoning: boolean } {
+    const global = this.options.switches?.() ?? { sendProgress: true, sendToolHints: true, showReasoning: true };
+    const settings = this.options.settings();
+    return {
+      sendProgress: settings.sendProgress ?? global.sendProgress,
+      sendToolHints: settings.sendToolHints ?? global.sendToolHints,
+      showReasoning: settings.showReasoning ?? global.showReasoning,
+    };
+  }
+
+  // ── connections ──────────────────────────────────────────────────────────────────────────────────────────
+
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): void {
+    const clientId =
+      (url.searchParams.get('client_id') ?? '').trim().slice(0, 128) || `anon-${randomBytes(6).toString('hex')}`;
+    if (!this.allowed(clientId)) {
+      socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      this.log.info(`${this.name}: refused client ${clientId} (not in channels.websocket.allowFrom)`);
+      return;
+    }
+    this.wss?.handleUpgrade(req, socket, head, (ws) => this.connected(ws, clientId));
+  }
+
+  private allowed(clientId: string): boolean {
+    const approved = (id: string) => this.options.pairing?.isApproved(this.name, id) ?? false;
+    return isAllowed(this.options.settings(), { id: clientId }, approved);
+  }
+
+  private connected(socket: WebSocket, clientId: string): void {
+    const client: Client = { socket, clientId, defaultChat: randomUUID(), chats: new Set(), alive: true };
+    this.clients.add(client);
+    this.attach(client, client.defaultChat);
+    socket.on('pong', () => {
+      client.alive = true;
+    });
+    socket.on('message', (data, isBinary) => {
+      void this.onFrame(client, data, isBinary).catch((err: unknown) => {
+        this.log.warn(`${this.name}: frame from ${clientId}: ${errorMessage(err)}`);
+        this.sendFrame(client, { event: 'error', detail: 'the server could not handle that frame' });
+      });
+    });
+    socket.on('close', () => this.disconnected(client));
+    socket.on('error', (err) => this.log.debug(`${this.name}: connection of ${clientId}: ${err.message}`));
+    this.sendFrame(client, {
+      event: 'ready',
+      chat_id: client.defaultChat,
+      client_id: clientId,
+      upload: { path: '/api/uploads' },
+    });
+  }
+
+  private disconnected(client: Client): void {
+    this.clients.delete(client);
+    for (const chatId of client.chats) {
+      const set = this.subscribers.get(chatId);
+      set?.delete(client);
+      if (set?.size === 0) this.subscribers.delete(chatId);
+    }
+    client.chats.clear();
+  }
+
+  private attach(client: Client, chatId: string): boolean {
+    if (!client.chats.has(chatId) && client.chats.size >= MAX_CHATS_PER_CONNECTION) return false;
+    client.chats.add(chatId);
+    let set = this.subscribers.get(chatId);
+    if (!set) {
+      set = new Set();
+      this.subscribers.set(chatId, set);
+    }
+    set.add(client);
+    return true;
+  }
+
+  private detach(client: Client, chatId: string): void {
+    client.chats.delete(chatId);
+    const set = this.subscribers.get(chatId);
+    set?.delete(client);
+    if (set?.size === 0) this.subscribers.delete(chatId);
+  }
+
+  private ping(): void {
+    for (const client of this.clients) {
+      if (!client.alive) {
+        client.socket.terminate();
+        continue;
+      }
+      client.alive = false;
+      client.socket.ping();
+    }
+  }
+
+  // ── inbound ──────────────────────────────────────────────────────────────────────────────────────────────
+
+  private async onFrame(client: Client, data: RawData, isBinary: boolean): Promise<void> {
+    if (isBinary) {
+      this.sendFrame(client, {
+        event: 'error',
+        detail: 'binary frames are not accepted; upload files with POST /api/uploads',
+      });
+      return;
+    }
+    const parsed = parseClientFrame(rawText(data));
+    if (!parsed.ok) {
+      this.sendFrame(client, { event: 'error', detail: parsed.detail });
+      return;
+    }
+    await this.handle(client, parsed.frame);
+  }
+
+  private async handle(client: Client, frame: ClientFrame): Promise<void> {
+    switch (frame.type) {
+      case 'new_chat': {
+        const chatId = randomUUID();
+        if (!this.attach(client, chatId)) return this.tooManyChats(client);
+        this.sendFrame(client, { event: 'attached', chat_id: chatId });
+        return;
+      }
+      case 'attach':
+        if (!this.attach(client, frame.chat_id)) return this.tooManyChats(client);
+        this.sendFrame(client, { event: 'attached', chat_id: frame.chat_id });
+        return;
+      case 'detach':
+        this.detach(client, frame.chat_id);
+        return;
+      case 'text':
+        return this.publish(client, client.defaultChat, frame.content, []);
+      case 'message':
+        if (!this.attach(client, frame.chat_id)) return this.tooManyChats(client);
+        return this.publish(client, frame.chat_id, frame.content, frame.media ?? []);
+    }
+  }
+
+  private tooManyChats(client: Client): void {
+    this.sendFrame(client, {
+      event: 'error',
+      detail: `a connection can follow at most ${MAX_CHATS_PER_CONNECTION} chats; detach some first`,
+    });
+  }
+
+  private publish(client: Client, chatId: string, content: string, mediaRefs: string[]): void {
+    // allowFrom may have changed since the connection was made (a config reload).
+    if (!this.allowed(client.clientId)) {
+      this.sendFrame(client, { event: 'error', chat_id: chatId, detail: 'this client is no longer allowed' });
+      return;
+    }
+    const media: string[] = [];
+    for (const ref of mediaRefs) {
+      const file = this.media.get(ref);
+      if (!file) {
+        this.sendFrame(client, { event: 'error', chat_id: chatId, detail: `unknown or expired upload ${ref}` });
+        return;
+      }
+      media.push(file.path);
+    }
+    const text = content.trim();
+    if (!text && media.length === 0) {
+      this.sendFrame(client, { event: 'error', chat_id: chatId, detail: 'empty message' });
+      return;
+    }
+    const settings = this.options.settings();
+    const inbound: InboundMessage = {
+      channel: this.name,
+      senderId: client.clientId,
+      chatId,
+      content: text,
+      ...(media.length ? { media } : {}),
+      metadata: {
+        [META.messageId]: randomBytes(8).toString('hex'),
+        client_id: client.clientId,
+        ...(settings.streaming ? { [META.wantsStream]: true } : {}),
+        [EVENT_META.wantsEvents]: true,
+      },
+      timestamp: new Date().toISOString(),
+    };
+    // Other tabs on this chat see what was sent.
+    for (const other of this.subscribers.get(chatId) ?? []) {
+      if (other !== client) this.sendFrame(other, { event: 'user_message', chat_id: chatId, text });
+    }
+    this.bus?.publishInbound(inbound);
+  }
+
+  private sendFrame(client: Client, frame: ServerFrame): void {
+    if (client.socket.readyState !== WebSocket.OPEN) return;
+    client.socket.send(JSON.stringify(frame));
+  }
+}
+
+function rawText(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
+  return data.toString('utf8');
+}

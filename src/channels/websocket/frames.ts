@@ -1,0 +1,97 @@
+/**
+ * The WebSocket wire protocol (nanobot's `docs/websocket.md`), as types shared by the server and the WebUI.
+ * Every frame is one JSON text message; server frames carry `event`, client envelopes carry `type`.
+ * This file has no imports so the browser app can use it too.
+ */
+
+/** A chat id (nanobot's rule): also the capability to attach to that conversation. */
+export const CHAT_ID_PATTERN = /^[A-Za-z0-9_:-]{1,64}$/;
+
+/** An attachment the agent sent, downloadable from the same server with the token (`GET url`). */
+export interface MediaLink {
+  name: string;
+  kind: 'image' | 'audio' | 'video' | 'file';
+  url: string;
+}
+
+export type ServerFrame =
+  | { event: 'ready'; chat_id: string; client_id: string; upload: { path: string } }
+  | { event: 'attached'; chat_id: string }
+  | {
+      event: 'message';
+      chat_id: string;
+      text: string;
+      /** `tool_hint` (a one-line tool call) and `progress` are subordinate trace rows, not replies. */
+      kind?: 'tool_hint' | 'progress';
+      media?: MediaLink[];
+      reply_to?: string;
+    }
+  | { event: 'delta'; chat_id: string; text: string; stream_id: string }
+  /** Ends one streamed segment; `text`, when present, is the authoritative final text of that segment. */
+  | { event: 'stream_end'; chat_id: string; stream_id: string; text?: string; media?: MediaLink[] }
+  | { event: 'reasoning_delta'; chat_id: string; text: string; stream_id: string }
+  | { event: 'reasoning_end'; chat_id: string; stream_id: string }
+  | { event: 'tool_start'; chat_id: string; tool_call_id: string; name: string; arguments: string }
+  | {
+      event: 'tool_end';
+      chat_id: string;
+      tool_call_id: string;
+      name: string;
+      /** The result, cut to a preview. */
+      result: string;
+      is_error: boolean;
+    }
+  /** The agent finished answering (the stop button can go). */
+  | { event: 'turn_end'; chat_id: string }
+  /** What another connection on the same chat sent (a second tab). */
+  | { event: 'user_message'; chat_id: string; text: string }
+  | { event: 'error'; detail: string; chat_id?: string };
+
+export type ClientEnvelope =
+  | { type: 'new_chat' }
+  | { type: 'attach'; chat_id: string }
+  | { type: 'detach'; chat_id: string }
+  /** `media`: references returned by `POST /api/uploads`. */
+  | { type: 'message'; chat_id: string; content: string; media?: string[] };
+
+// ── REST (`/api/*`, `Authorization: Bearer <token>`) ───────────────────────────────────────────────────────────
+
+export interface SessionRow {
+  chat_id: string;
+  title: string;
+  updated_at: string;
+  message_count: number;
+}
+
+export interface HistoryToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+  result?: string;
+  is_error?: boolean;
+}
+
+export type HistoryEntry =
+  | { role: 'user'; text: string; media?: string[] }
+  | { role: 'assistant'; text: string; reasoning?: string; tools: HistoryToolCall[] };
+
+export interface SessionHistory {
+  chat_id: string;
+  title: string;
+  entries: HistoryEntry[];
+}
+
+export interface UploadResult {
+  id: string;
+  name: string;
+  kind: MediaLink['kind'];
+  size: number;
+}
+
+export interface StatusReport {
+  model: string;
+  provider: string;
+  context: { used: number; window: number } | null;
+  channels: Record<string, string>;
+  cron: { id: string; name: string; enabled: boolean; schedule: string; next_run_at: string | null }[];
+}

@@ -1,0 +1,86 @@
+/**
+ * Client frames, validated (DESIGN §3: every boundary goes through zod). Three shapes are accepted, as in nanobot:
+ * plain text, a legacy object with `content` / `text` / `message`, and typed envelopes (`{"type": …}`).
+ * A frame that is none of these gets an `error` frame back; the connection stays open.
+ */
+import { z } from 'zod';
+import { CHAT_ID_PATTERN, type ClientEnvelope } from './frames.js';
+
+/** Longest message text accepted from a client (the frame size itself is capped by `maxMessageBytes`). */
+export const MAX_CONTENT_CHARS = 100_000;
+/** Attachments per message. */
+export const MAX_MEDIA_PER_MESSAGE = 10;
+/** Upload references are opaque ids the server minted. */
+export const MEDIA_REF_PATTERN = /^[A-Za-z0-9_-]{16,64}$/;
+
+const chatId = z.string().regex(CHAT_ID_PATTERN, 'invalid chat_id');
+const content = z.string().max(MAX_CONTENT_CHARS, `content is longer than ${MAX_CONTENT_CHARS} characters`);
+
+const envelopeSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('new_chat') }),
+  z.strictObject({ type: z.literal('attach'), chat_id: chatId }),
+  z.strictObject({ type: z.literal('detach'), chat_id: chatId }),
+  z.strictObject({
+    type: z.literal('message'),
+    chat_id: chatId,
+    content: content.default(''),
+    media: z
+      .array(z.string().regex(MEDIA_REF_PATTERN, 'invalid media reference'))
+      .max(MAX_MEDIA_PER_MESSAGE, `at most ${MAX_MEDIA_PER_MESSAGE} attachments per message`)
+      .optional(),
+  }),
+]);
+
+/** Text for the connection's default chat (a legacy frame). */
+export interface LegacyText {
+  type: 'text';
+  content: string;
+}
+
+export type ClientFrame = ClientEnvelope | LegacyText;
+
+export type ParsedFrame = { ok: true; frame: ClientFrame } | { ok: false; detail: string };
+
+const KNOWN_TYPES = new Set(['new_chat', 'attach', 'detach', 'message']);
+
+export function parseClientFrame(raw: string): ParsedFrame {
+  const text = raw.trim();
+  if (!text) return { ok: false, detail: 'empty frame' };
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    // Not JSON: plain text for the default chat.
+    return legacy(text);
+  }
+  if (typeof data === 'string') return legacy(data);
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    return { ok: false, detail: 'expected text, {"content": …} or a typed envelope {"type": …}' };
+  }
+  const record = data as Record<string, unknown>;
+  if (record.type === undefined) {
+    for (const key of ['content', 'text', 'message']) {
+      const value = record[key];
+      if (typeof value === 'string' && value.trim()) return legacy(value);
+    }
+    return { ok: false, detail: 'no text: send {"content": "…"}' };
+  }
+  if (typeof record.type !== 'string' || !KNOWN_TYPES.has(record.type)) {
+    return { ok: false, detail: `unknown type ${JSON.stringify(record.type)}` };
+  }
+  const parsed = envelopeSchema.safeParse(record);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
+    return { ok: false, detail: `${record.type}: ${where}${issue?.message ?? 'invalid envelope'}` };
+  }
+  return { ok: true, frame: parsed.data };
+}
+
+function legacy(content: string): ParsedFrame {
+  if (content.length > MAX_CONTENT_CHARS) {
+    return { ok: false, detail: `content is longer than ${MAX_CONTENT_CHARS} characters` };
+  }
+  if (!content.trim()) return { ok: false, detail: 'empty message' };
+  return { ok: true, frame: { type: 'text', content } };
+}

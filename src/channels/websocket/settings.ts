@@ -1,0 +1,72 @@
+/**
+ * `channels.websocket` (nanobot's keys): where the server listens, how clients authenticate, and frame limits.
+ * On by default, on loopback, with a token: the WebUI is part of every gateway.
+ */
+import { z } from 'zod';
+import { UserError } from '../../util/errors.js';
+import { channelSettingsSchema } from '../settings.js';
+
+export const websocketSettingsSchema = channelSettingsSchema.extend({
+  enabled: z.boolean().default(true),
+  /** `client_id`s allowed to connect; `"*"` = any client that has the token. */
+  allowFrom: z.array(z.union([z.string(), z.number()]).transform(String)).default(['*']),
+  host: z.string().default('127.0.0.1'),
+  port: z.int().min(0).max(65535).default(8765),
+  /** The WebSocket upgrade path. */
+  path: z.string().default('/'),
+  /** A fixed token; empty = the random one in `<data dir>/webui-token`. Required to listen beyond loopback. */
+  token: z.string().default(''),
+  /** false lets clients connect without a token (loopback only). */
+  websocketRequiresToken: z.boolean().default(true),
+  /** Extra browser origins allowed to connect, e.g. `https://nanobot.example.com` behind a reverse proxy. */
+  allowedOrigins: z.array(z.string()).default([]),
+  /** Largest frame a client may send, in bytes (files go through `POST /api/uploads`, not frames). */
+  maxMessageBytes: z.int().min(1024).max(41_943_040).default(1_048_576),
+  /** Seconds between keep-alive pings; a client that misses one is dropped. */
+  pingIntervalS: z.number().min(1).max(300).default(20),
+  /** Serve the WebUI on this port. */
+  webui: z.boolean().default(true),
+});
+
+export type WebSocketSettings = z.infer<typeof websocketSettingsSchema>;
+
+/** Loopback names and addresses (`127.x.x.x`, `::1`, `localhost`). */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^127(\.\d{1,3}){3}$/.test(bare);
+}
+
+export function validateWebSocketSettings(settings: WebSocketSettings): void {
+  if (!settings.path.startsWith('/')) throw new UserError('channels.websocket.path must start with "/".');
+  if (settings.path.startsWith('/api')) throw new UserError('channels.websocket.path must not be under /api.');
+  for (const origin of settings.allowedOrigins) {
+    if (!/^https?:\/\/[^/]+$/.test(origin)) {
+      throw new UserError(`channels.websocket.allowedOrigins: "${origin}" is not an origin like https://host[:port].`);
+    }
+  }
+  if (isLoopbackHost(settings.host)) return;
+  if (!settings.websocketRequiresToken) {
+    throw new UserError(
+      `channels.websocket.host is ${settings.host} but websocketRequiresToken is false: anyone on the network could run your agent.`,
+      'Bind 127.0.0.1, or turn websocketRequiresToken back on and set channels.websocket.token.',
+    );
+  }
+  if (settings.token.trim().length < 16) {
+    throw new UserError(
+      `channels.websocket.host is ${settings.host} (beyond this machine), so channels.websocket.token must be set (16+ characters).`,
+      'Set a long random token (e.g. `openssl rand -hex 24`), or bind 127.0.0.1.',
+    );
+  }
+}
+
+/** `/chat/ws/` → `/chat/ws`; `/` stays. */
+export function normalizePath(path: string): string {
+  const trimmed = path.replace(/\/+$/, '');
+  return trimmed === '' ? '/' : trimmed;
+}
+
+/** The host to put in a URL: a wildcard bind is reached on loopback, IPv6 gets brackets. */
+export function hostForUrl(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}

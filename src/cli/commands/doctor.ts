@@ -1,0 +1,222 @@
+/**
+ * `nanobot doctor [--ping]`: checks the setup without calling a model (config, workspace, how the model resolves and
+ * why, key or sign-in, base URL, fallbacks, presets, prices). `--ping` adds one tiny request to the model.
+ * Exits 1 when a check fails.
+ */
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { LoadedConfig } from '../../config/load.js';
+import { effectiveModel, type ModelSettings } from '../../config/model.js';
+import { adapterOptions, fallbackModels, resolveModel } from '../../providers/chain.js';
+import { findPrice } from '../../providers/cost.js';
+import { createProvider } from '../../providers/index.js';
+import { findOAuthProvider, oauthStatus } from '../../providers/oauth/index.js';
+import type { ProviderOptions } from '../../providers/options.js';
+import { findSpec } from '../../providers/registry.js';
+import { isResolveError, type ResolvedProvider } from '../../providers/resolve.js';
+import { errorMessage, UserError } from '../../util/errors.js';
+import type { GlobalOptions } from '../main.js';
+import { setup } from '../setup.js';
+import { explainResolution, maskKey } from './status.js';
+
+export interface DoctorFlags {
+  ping?: boolean;
+}
+
+export interface DoctorDeps {
+  env?: NodeJS.ProcessEnv;
+  out?: (line: string) => void;
+  /** Adapter seams for tests. */
+  adapter?: ProviderOptions;
+}
+
+type Level = 'ok' | 'warn' | 'fail' | 'info';
+const MARK: Record<Level, string> = { ok: '✓', warn: '!', fail: '✗', info: '·' };
+const PING_TIMEOUT_MS = 60_000;
+
+export async function runDoctor(opts: GlobalOptions & DoctorFlags, deps: DoctorDeps = {}): Promise<void> {
+  const env = deps.env ?? process.env;
+  const out = deps.out ?? ((line: string) => process.stdout.write(`${line}\n`));
+  let failed = false;
+  const report = (level: Level, title: string, detail = '', hint = '') => {
+    if (level === 'fail') failed = true;
+    out(`${MARK[level]} ${title}${detail ? `: ${detail}` : ''}`);
+    if (hint) out(`    ${hint}`);
+  };
+
+  let loaded: LoadedConfig;
+  try {
+    loaded = (await setup(opts, env)).loaded;
+  } catch (err) {
+    if (!(err instanceof UserError)) throw err;
+    report('fail', 'Config', err.message, err.hint);
+    process.exitCode = 1;
+    return;
+  }
+  report('ok', 'Config', loaded.configPath);
+  await checkWorkspace(loaded, report);
+
+  let model: ModelSettings;
+  try {
+    model = effectiveModel(loaded.config);
+  } catch (err) {
+    report('fail', 'Model preset', errorMessage(err), err instanceof UserError ? err.hint : '');
+    process.exitCode = 1;
+    return;
+  }
+  const resolved = resolveModel(loaded, model, env);
+  const label = `Model ${model.model}${model.preset ? ` (preset ${model.preset})` : ''}`;
+  if (isResolveError(resolved)) {
+    report('fail', label, resolved.error, resolved.hint);
+  } else {
+    report('ok', label, `provider ${resolved.name}: ${explainResolution(resolved)}`);
+    await checkCredentials(loaded, resolved, report);
+    checkBaseUrl(resolved, report);
+  }
+  checkSettings(loaded, model, report);
+  checkFallbacks(loaded, env, report);
+  checkPresets(loaded, env, report);
+  checkPrices(loaded, model, resolved, report);
+  report('info', 'Retry mode', loaded.config.agents.defaults.providerRetryMode);
+  if (opts.ping && !isResolveError(resolved)) await ping(loaded, env, resolved, deps.adapter, report);
+  if (failed) process.exitCode = 1;
+}
+
+type Report = (level: Level, title: string, detail?: string, hint?: string) => void;
+
+async function checkWorkspace(loaded: LoadedConfig, report: Report): Promise<void> {
+  try {
+    await access(loaded.workspace, constants.W_OK);
+    report('ok', 'Workspace', loaded.workspace);
+  } catch {
+    report(
+      'fail',
+      'Workspace',
+      `${loaded.workspace} is not writable`,
+      'Fix its permissions or set agents.defaults.workspace.',
+    );
+  }
+}
+
+async function checkCredentials(loaded: LoadedConfig, resolved: ResolvedProvider, report: Report): Promise<void> {
+  const oauth = resolved.spec.kind === 'oauth' ? findOAuthProvider(resolved.spec.name) : undefined;
+  if (oauth) {
+    const token = await oauthStatus(join(loaded.dataDir, 'auth'), oauth);
+    if (!token) {
+      report('fail', 'Sign-in', `${oauth.label} is not signed in`, `Run \`nanobot provider login ${oauth.cliName}\`.`);
+      return;
+    }
+    const who = token.accountId ? ` as ${token.accountId}` : '';
+    const renews = token.refresh ? ' (renewed automatically)' : '';
+    report('ok', 'Sign-in', `${oauth.label}${who}${renews}`);
+    return;
+  }
+  if (resolved.apiKey) {
+    const from = resolved.keySource === 'config' ? `providers.${resolved.name}.apiKey` : resolved.keySource;
+    report('ok', 'API key', `${maskKey(resolved.apiKey)} from ${from}`);
+  } else {
+    report('info', 'API key', `none (${resolved.spec.label} does not need one)`);
+  }
+}
+
+const LOCAL_HOST =
+  /^(localhost|127\.\d+\.\d+\.\d+|\[::1\]|10\.\d+\.\d+\.\d+|192\.168\.\d+\.\d+|172\.(1[6-9]|2\d|3[01])\.\d+\.\d+)$/;
+
+function checkBaseUrl(resolved: ResolvedProvider, report: Report): void {
+  let url: URL;
+  try {
+    url = new URL(resolved.apiBase);
+  } catch {
+    report('fail', 'Base URL', `"${resolved.apiBase}" is not a URL`, `Fix providers.${resolved.name}.apiBase.`);
+    return;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    report('fail', 'Base URL', `${resolved.apiBase} is not http(s)`, `Fix providers.${resolved.name}.apiBase.`);
+  } else if (url.protocol === 'http:' && resolved.apiKey && !LOCAL_HOST.test(url.hostname)) {
+    report('warn', 'Base URL', `${resolved.apiBase} sends the API key unencrypted`, 'Use https:// for remote hosts.');
+  } else {
+    report('ok', 'Base URL', resolved.apiBase);
+  }
+}
+
+/** Settings that load fine but cannot work together. */
+function checkSettings(loaded: LoadedConfig, model: ModelSettings, report: Report): void {
+  const problems: string[] = [];
+  if (model.maxTokens >= model.contextWindowTokens) {
+    problems.push(`maxTokens (${model.maxTokens}) must be below contextWindowTokens (${model.contextWindowTokens})`);
+  }
+  for (const [name, block] of Object.entries(loaded.config.providers)) {
+    if (!findSpec(name) && name !== 'assemblyai' && !block.apiBase && block.apiKey) {
+      problems.push(`providers.${name} is not a built-in provider and has no apiBase, so it is never used`);
+    }
+  }
+  if (problems.length === 0) report('ok', 'Settings', 'consistent');
+  for (const problem of problems) report('warn', 'Settings', problem);
+}
+
+function checkFallbacks(loaded: LoadedConfig, env: NodeJS.ProcessEnv, report: Report): void {
+  const fallbacks = fallbackModels(loaded);
+  if (fallbacks.length === 0) {
+    report('info', 'Fallbacks', 'none (agents.defaults.fallbackModels)');
+    return;
+  }
+  for (const fallback of fallbacks) {
+    const resolved = resolveModel(loaded, fallback, env);
+    const title = `Fallback ${fallback.source}`;
+    if (isResolveError(resolved)) report('warn', title, `${fallback.model}: ${resolved.error}`, resolved.hint);
+    else report('ok', title, `${fallback.model} via ${resolved.name}`);
+  }
+}
+
+function checkPresets(loaded: LoadedConfig, env: NodeJS.ProcessEnv, report: Report): void {
+  for (const name of Object.keys(loaded.config.modelPresets)) {
+    const preset = effectiveModel(loaded.config, name);
+    const resolved = resolveModel(loaded, preset, env);
+    const title = `Preset ${name}`;
+    if (isResolveError(resolved)) report('warn', title, `${preset.model}: ${resolved.error}`, resolved.hint);
+    else report('ok', title, `${preset.model} via ${resolved.name}`);
+  }
+}
+
+function checkPrices(
+  loaded: LoadedConfig,
+  model: ModelSettings,
+  resolved: ResolvedProvider | { error: string },
+  report: Report,
+): void {
+  const prices = loaded.config.agents.defaults.modelPrices;
+  if (Object.keys(prices).length === 0) {
+    report('info', 'Prices', 'none (agents.defaults.modelPrices); /status shows tokens only');
+    return;
+  }
+  const upstream = 'upstreamModel' in resolved ? resolved.upstreamModel : model.model;
+  const price = findPrice(prices, model.model, upstream);
+  if (price) report('ok', 'Prices', `${model.model}: $${price.input} in / $${price.output} out per 1M tokens`);
+  else report('warn', 'Prices', `no entry for ${model.model}`, 'Its cost is not counted in /status.');
+}
+
+async function ping(
+  loaded: LoadedConfig,
+  env: NodeJS.ProcessEnv,
+  resolved: ResolvedProvider,
+  adapter: ProviderOptions | undefined,
+  report: Report,
+): Promise<void> {
+  const provider = createProvider(resolved, adapterOptions(loaded, env, { retryDelaysMs: [], ...adapter }));
+  const started = performance.now();
+  const stream = provider.stream({
+    model: resolved.model,
+    messages: [{ role: 'user', content: 'Reply with the single word OK.' }],
+    maxTokens: 16,
+    signal: AbortSignal.timeout(PING_TIMEOUT_MS),
+  });
+  const response = await stream.result();
+  const ms = Math.round(performance.now() - started);
+  if (response.finishReason === 'error') {
+    report('fail', 'Ping', `${response.error?.kind ?? 'error'}: ${response.error?.message ?? 'no answer'}`);
+    return;
+  }
+  const answer = (response.content ?? '').trim().replace(/\s+/g, ' ').slice(0, 60);
+  report('ok', 'Ping', `${resolved.name} answered "${answer}" in ${ms} ms`);
+}

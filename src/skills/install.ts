@@ -1,0 +1,224 @@
+/**
+ * `nanobot skills install`: copies a skill into `<workspace>/skills/<name>/` after checking its SKILL.md. Nothing the
+ * skill contains is run. An installed skill of the same name is only replaced with `force`; the copy is staged next
+ * to the target and renamed into place, so an interrupted install leaves the old skill or the new one, never a mix.
+ * Symbolic links are followed only within the skill; one pointing outside fails the install.
+ */
+import { randomBytes } from 'node:crypto';
+import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { copyFile, mkdir, rename } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import { isPathInside } from '../security/workspace.js';
+import { UserError } from '../util/errors.js';
+import { parseSkill, SKILL_FILE, type SkillManifest } from './frontmatter.js';
+import { type SuggestedCommand, suggestedCommands } from './install-commands.js';
+import {
+  type FetchOptions,
+  fetchSkillSource,
+  type LocalSource,
+  MAX_SKILL_BYTES,
+  MAX_SKILL_FILES,
+  removeQuietly,
+} from './install-source.js';
+
+/** Letters, digits, `-`, `_` and `.`, starting with a letter or digit: safe as a folder name and after `$`. */
+const SKILL_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const SEARCH_DEPTH = 3;
+const SKIPPED_DIRS = new Set(['.git', 'node_modules']);
+const FRONTMATTER_HINT =
+  'SKILL.md must start with a frontmatter block:\n---\nname: my-skill\ndescription: What it does and when to use it.\n---';
+
+export interface InstallOptions extends FetchOptions {
+  workspace: string;
+  /** Replace an installed skill of the same name. */
+  force?: boolean;
+}
+
+export interface InstalledFile {
+  path: string;
+  bytes: number;
+}
+
+export interface InstallReport {
+  name: string;
+  dir: string;
+  /** An installed skill of this name was replaced (`force`). */
+  replaced: boolean;
+  files: InstalledFile[];
+  manifest: SkillManifest;
+  /** Commands the skill asks the user to run; shown, never run. */
+  commands: SuggestedCommand[];
+}
+
+export async function installSkill(source: string, options: InstallOptions): Promise<InstallReport> {
+  const local = await fetchSkillSource(source, options);
+  try {
+    return await installFrom(local, options);
+  } finally {
+    if (local.temporary) await removeQuietly(local.temporary);
+  }
+}
+
+async function installFrom(local: LocalSource, options: InstallOptions): Promise<InstallReport> {
+  const root = findSkillRoot(local);
+  const skillFile = join(root, SKILL_FILE);
+  const parsed = parseSkill(readFileSync(skillFile, 'utf8'));
+  const shownFile =
+    root === local.dir ? `${local.label} (${SKILL_FILE})` : `${local.label}: ${relative(local.dir, skillFile)}`;
+  if (!parsed.ok) throw new UserError(`Invalid SKILL.md in ${shownFile}: ${parsed.error}`, FRONTMATTER_HINT);
+  const manifest = parsed.manifest;
+  const name = skillName(manifest.declaredName, root === local.dir ? local.fallbackName : lastSegment(root));
+  if (!SKILL_NAME.test(name) || name.includes('..')) {
+    throw new UserError(
+      `"${name}" cannot be a skill name.`,
+      'Use letters, digits, "-", "_" or "." (at most 64), starting with a letter or digit, in the frontmatter name.',
+    );
+  }
+
+  const files = collectFiles(root);
+  const skillsDir = join(options.workspace, 'skills');
+  const target = join(skillsDir, name);
+  const exists = statSync(target, { throwIfNoEntry: false }) !== undefined;
+  if (exists && !options.force) {
+    throw new UserError(`A skill named "${name}" is already installed at ${target}.`, 'Pass --force to replace it.');
+  }
+
+  await mkdir(skillsDir, { recursive: true });
+  const token = randomBytes(4).toString('hex');
+  const staging = join(skillsDir, `.installing-${name}-${token}`);
+  try {
+    for (const file of files) {
+      const destination = join(staging, file.path);
+      await mkdir(dirname(destination), { recursive: true });
+      await copyFile(file.source, destination);
+    }
+    await mkdir(staging, { recursive: true });
+    if (exists) {
+      const retired = join(skillsDir, `.replaced-${name}-${token}`);
+      await rename(target, retired);
+      await rename(staging, target);
+      await removeQuietly(retired);
+    } else {
+      await rename(staging, target);
+    }
+  } catch (error) {
+    await removeQuietly(staging);
+    throw error;
+  }
+  return {
+    name,
+    dir: target,
+    replaced: exists,
+    files: files.map(({ path, bytes }) => ({ path, bytes })),
+    manifest,
+    commands: suggestedCommands(manifest),
+  };
+}
+
+/** The folder holding SKILL.md: the source itself, or the only skill folder within a few levels of it. */
+function findSkillRoot(local: LocalSource): string {
+  if (statSync(join(local.dir, SKILL_FILE), { throwIfNoEntry: false })?.isFile()) return local.dir;
+  const found: string[] = [];
+  const walk = (dir: string, depth: number): void => {
+    if (depth > SEARCH_DEPTH) return;
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (!entry.isDirectory() || SKIPPED_DIRS.has(entry.name)) continue;
+      const child = join(dir, entry.name);
+      if (statSync(join(child, SKILL_FILE), { throwIfNoEntry: false })?.isFile()) found.push(child);
+      else walk(child, depth + 1);
+    }
+  };
+  walk(local.dir, 1);
+  const [only, ...more] = found;
+  if (!only) throw new UserError(`No ${SKILL_FILE} found in ${local.label}.`, FRONTMATTER_HINT);
+  if (more.length > 0) {
+    const names = found.map((dir) => relative(local.dir, dir)).join(', ');
+    throw new UserError(
+      `${local.label} holds several skills (${names}).`,
+      'Install them one at a time: give the folder of the one you want.',
+    );
+  }
+  return only;
+}
+
+interface SourceFile extends InstalledFile {
+  /** The real file to copy (a symbolic link within the skill is copied as the file it points to). */
+  source: string;
+}
+
+/** Every file of the skill (without `.git`), refusing links that lead outside it and skills too large to be one. */
+function collectFiles(root: string): SourceFile[] {
+  const realRoot = realpathSync(root);
+  const files: SourceFile[] = [];
+  let bytes = 0;
+  const add = (path: string, source: string, size: number) => {
+    files.push({ path, source, bytes: size });
+    bytes += size;
+    if (files.length > MAX_SKILL_FILES || bytes > MAX_SKILL_BYTES) {
+      throw new UserError(
+        `This is too large for a skill (more than ${MAX_SKILL_FILES} files or ${MAX_SKILL_BYTES / 1024 / 1024} MB).`,
+        'A skill is a SKILL.md with a few scripts or references; install the tool it needs separately.',
+      );
+    }
+  };
+  const walk = (dir: string): void => {
+    const entries = readdirSync(dir).sort();
+    for (const name of entries) {
+      const path = join(dir, name);
+      const shown = relative(root, path).split(sep).join('/');
+      const stat = lstatSync(path);
+      if (stat.isDirectory()) {
+        if (name !== '.git') walk(path);
+      } else if (stat.isFile()) {
+        add(shown, path, stat.size);
+      } else if (stat.isSymbolicLink()) {
+        const target = linkTarget(path, shown);
+        if (!isPathInside(target, realRoot)) {
+          throw new UserError(
+            `Refusing to install: ${shown} links outside the skill (${target}).`,
+            'Copy the file into the skill instead.',
+          );
+        }
+        const targetStat = statSync(target);
+        if (!targetStat.isFile()) {
+          throw new UserError(
+            `Refusing to install: ${shown} links to a folder.`,
+            'Replace the link with the folder itself.',
+          );
+        }
+        add(shown, target, targetStat.size);
+      } else {
+        throw new UserError(
+          `Refusing to install: ${shown} is not a regular file.`,
+          'A skill holds only files and folders.',
+        );
+      }
+    }
+  };
+  walk(root);
+  return files;
+}
+
+function linkTarget(path: string, shown: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    throw new UserError(
+      `Refusing to install: ${shown} is a broken symbolic link.`,
+      'Remove it or replace it with the file.',
+    );
+  }
+}
+
+/**
+ * The frontmatter name when it can be a folder name, else the folder's own name: some published skills have display
+ * names ("PDF Tools"). A name with a path in it is kept, so that the install is refused rather than quietly renamed.
+ */
+function skillName(declared: string | undefined, folder: string): string {
+  if (declared === undefined || SKILL_NAME.test(declared) || /[/\\]|\.\./.test(declared)) return declared ?? folder;
+  return folder;
+}
+
+function lastSegment(dir: string): string {
+  return dir.split(sep).filter(Boolean).at(-1) ?? dir;
+}

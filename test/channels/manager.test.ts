@@ -1,0 +1,107 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MessageBus } from '../../src/bus/message-bus.js';
+import { ChatChannel } from '../../src/channels/chat-channel.js';
+import { ChannelManager } from '../../src/channels/manager.js';
+import { PairingStore } from '../../src/channels/pairing.js';
+import { channelSettingsSchema, missingSdk, requireSetting } from '../../src/channels/settings.js';
+import { UserError } from '../../src/util/errors.js';
+import { eventually } from './contract.js';
+import { MemoryPlatform } from './memory-platform.js';
+
+const managers: ChannelManager[] = [];
+afterEach(async () => {
+  for (const manager of managers.splice(0)) await manager.stop();
+});
+
+function channelOn(platform: MemoryPlatform, name = 'memory') {
+  const dir = mkdtempSync(join(tmpdir(), 'nb-mgr-'));
+  const settings = channelSettingsSchema.parse({ allowFrom: ['*'] });
+  return new ChatChannel({
+    name,
+    platform,
+    settings: () => settings,
+    pairing: new PairingStore({ dir: join(dir, 'pairing') }),
+    mediaDir: join(dir, 'media'),
+  });
+}
+
+function manage(platforms: MemoryPlatform[], initialMs = 20) {
+  const warnings: string[] = [];
+  const log = { debug() {}, info() {}, warn: (m: string) => warnings.push(m), error: (m: string) => warnings.push(m) };
+  const manager = new ChannelManager({
+    bus: new MessageBus(),
+    channels: platforms.map((platform, i) => channelOn(platform, `memory${i}`)),
+    log,
+    backoff: { initialMs, maxMs: 80 * (initialMs / 20), stableMs: 10_000 },
+    random: () => 0.5,
+  });
+  managers.push(manager);
+  manager.start();
+  return { manager, warnings };
+}
+
+describe('ChannelManager', () => {
+  it('retries a channel that cannot connect, with growing delays, until it does', async () => {
+    const platform = new MemoryPlatform();
+    platform.connectFailures = [new Error('ECONNREFUSED'), new Error('ECONNREFUSED'), new Error('ETIMEDOUT')];
+    const { manager, warnings } = manage([platform]);
+    await eventually(() => expect(manager.report().memory0?.state).toBe('running'));
+    expect(platform.connects).toBe(4);
+    expect(manager.report().memory0).toEqual({ state: 'running', restarts: 3 });
+    expect(warnings.map((w) => /reconnecting in (\d+) ms/.exec(w)?.[1])).toEqual(['20', '40', '80']);
+  });
+
+  it('does not retry a setup mistake, and reports it', async () => {
+    const broken = new MemoryPlatform();
+    broken.connectFailures = [new UserError('channels.memory.token is not set.', 'Set it.')];
+    const healthy = new MemoryPlatform();
+    const { manager } = manage([broken, healthy]);
+    await eventually(() => expect(manager.report().memory1?.state).toBe('running'));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(manager.report().memory0).toEqual({
+      state: 'error',
+      error: 'channels.memory.token is not set. Set it.',
+      restarts: 0,
+    });
+    expect(broken.connects).toBe(1);
+  });
+
+  it('reconnects a channel that lost its connection, waiting at least as long as the platform asked', async () => {
+    const platform = new MemoryPlatform();
+    const { manager, warnings } = manage([platform]);
+    await eventually(() => expect(manager.report().memory0?.state).toBe('running'));
+    const lostAt = Date.now();
+    platform.link?.failed(new Error('409 Conflict: another poller'), 300);
+    expect(manager.report().memory0).toMatchObject({ state: 'reconnecting', error: '409 Conflict: another poller' });
+    await eventually(() => expect(platform.connects).toBe(2));
+    expect(Date.now() - lostAt).toBeGreaterThanOrEqual(290);
+    await eventually(() => expect(manager.report().memory0).toEqual({ state: 'running', restarts: 1 }));
+    expect(warnings[0]).toMatch(/409 Conflict: another poller; reconnecting in 300 ms/);
+  });
+
+  it('stops every channel and cancels pending reconnects', async () => {
+    const platform = new MemoryPlatform();
+    platform.connectFailures = [new Error('down')];
+    const { manager } = manage([platform], 500);
+    await eventually(() => expect(manager.report().memory0?.state).toBe('reconnecting'));
+    await manager.stop();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(platform.connects).toBe(1);
+    expect(manager.report().memory0?.state).toBe('stopped');
+  });
+});
+
+describe('setup errors', () => {
+  it('names the package to install when a platform SDK is missing, and the key when a credential is', () => {
+    const missing = Object.assign(new Error("Cannot find package 'grammy'"), { code: 'ERR_MODULE_NOT_FOUND' });
+    const error = missingSdk('Telegram', 'grammy', missing);
+    expect(error.message).toBe('The Telegram channel needs the grammy package, which is not installed.');
+    expect(error.hint).toBe('Install it next to nanobot: npm install grammy');
+    expect(() => requireSetting('telegram', 'token', '  ', 'Ask @BotFather.')).toThrow(
+      'channels.telegram.token is not set, so the telegram channel cannot start.',
+    );
+  });
+});

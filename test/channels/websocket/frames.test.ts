@@ -1,0 +1,234 @@
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ServerFrame } from '../../../src/channels/websocket/frames.js';
+import { api, connect, type StartedChannel, startChannel, type TestClient } from './helpers.js';
+
+const running: { started: StartedChannel; clients: TestClient[] }[] = [];
+afterEach(async () => {
+  for (const { started, clients } of running.splice(0)) {
+    for (const client of clients) await client.close();
+    await started.channel.stop();
+  }
+});
+
+async function open(block: Record<string, unknown> = {}) {
+  const started = await startChannel(block);
+  const entry = { started, clients: [] as TestClient[] };
+  running.push(entry);
+  const client = async (clientId = 'tester') => {
+    const c = await connect(started.port, { token: started.token, clientId });
+    entry.clients.push(c);
+    const ready = (await c.next()) as Extract<ServerFrame, { event: 'ready' }>;
+    return { c, defaultChat: ready.chat_id };
+  };
+  return { ...started, client };
+}
+
+const isEvent =
+  <E extends ServerFrame['event']>(event: E) =>
+  (frame: ServerFrame): frame is Extract<ServerFrame, { event: E }> =>
+    frame.event === event;
+
+describe('WebSocket channel: client frames', () => {
+  it('routes plain text and {"content"} to the default chat, asking for streaming and detail', async () => {
+    const { client, bus } = await open();
+    const { c, defaultChat } = await client('alice');
+    c.send('hello there');
+    const first = await bus.consumeInbound();
+    expect(first).toMatchObject({
+      channel: 'websocket',
+      senderId: 'alice',
+      chatId: defaultChat,
+      content: 'hello there',
+    });
+    expect(first.metadata).toMatchObject({ _wants_stream: true, _wants_events: true, client_id: 'alice' });
+    c.send({ content: 'second' });
+    expect((await bus.consumeInbound()).content).toBe('second');
+    c.send(JSON.stringify('a JSON string'));
+    expect((await bus.consumeInbound()).content).toBe('a JSON string');
+  });
+
+  it('answers bad frames with error and keeps the connection open', async () => {
+    const { client, bus } = await open();
+    const { c } = await client();
+    const cases: [unknown, RegExp][] = [
+      [{ foo: 1 }, /no text/],
+      [[1, 2], /expected text/],
+      [{ type: 'explode' }, /unknown type/],
+      [{ type: 'attach', chat_id: '../../etc/passwd' }, /invalid chat_id/],
+      [{ type: 'attach' }, /chat_id/],
+      [{ type: 'message', chat_id: 'ok-chat', content: 5 }, /content/],
+      [{ type: 'message', chat_id: 'ok-chat', content: 'x'.repeat(100_001) }, /longer than/],
+      [{ type: 'message', chat_id: 'ok-chat', content: 'hi', media: ['/etc/passwd'] }, /media/],
+      [{ type: 'message', chat_id: 'ok-chat', content: '   ' }, /empty message/],
+      [{ type: 'message', chat_id: 'ok-chat', content: 'hi', media: ['A'.repeat(24)] }, /unknown or expired upload/],
+      ['   ', /empty/],
+    ];
+    for (const [frame, detail] of cases) {
+      c.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+      const error = await c.next(isEvent('error'));
+      expect(error.event === 'error' && error.detail).toMatch(detail);
+    }
+    c.ws.send(Buffer.from([1, 2, 3]), { binary: true });
+    expect((await c.next(isEvent('error'))).event).toBe('error');
+    // Still open and working.
+    c.send({ type: 'message', chat_id: 'ok-chat', content: 'fine' });
+    expect((await bus.consumeInbound()).content).toBe('fine');
+  });
+
+  it('closes the connection on a frame over maxMessageBytes (1009)', async () => {
+    const { client } = await open({ maxMessageBytes: 2048 });
+    const { c } = await client();
+    const closed = new Promise<number>((resolve) => c.ws.once('close', (code) => resolve(code)));
+    c.send('x'.repeat(4096));
+    expect(await closed).toBe(1009);
+  });
+
+  it('new_chat mints a chat, attach follows one, and replies fan out to every attached connection', async () => {
+    const { client, bus, channel } = await open();
+    const tab1 = await client();
+    const tab2 = await client();
+    tab1.c.send({ type: 'new_chat' });
+    const attached = await tab1.c.next(isEvent('attached'));
+    const chatId = attached.event === 'attached' ? attached.chat_id : '';
+    expect(chatId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(chatId).not.toBe(tab1.defaultChat);
+
+    tab2.c.send({ type: 'attach', chat_id: chatId });
+    expect(await tab2.c.next(isEvent('attached'))).toEqual({ event: 'attached', chat_id: chatId });
+
+    tab1.c.send({ type: 'message', chat_id: chatId, content: 'from tab 1' });
+    expect(await bus.consumeInbound()).toMatchObject({ chatId, content: 'from tab 1' });
+    expect(await tab2.c.next(isEvent('user_message'))).toEqual({
+      event: 'user_message',
+      chat_id: chatId,
+      text: 'from tab 1',
+    });
+
+    await channel.send({ channel: 'websocket', chatId, content: 'the answer' });
+    for (const tab of [tab1, tab2]) {
+      expect(await tab.c.next(isEvent('message'))).toEqual({ event: 'message', chat_id: chatId, text: 'the answer' });
+      expect(await tab.c.next(isEvent('turn_end'))).toEqual({ event: 'turn_end', chat_id: chatId });
+    }
+    // The default chat of tab 2 did not get it.
+    expect(tab2.c.frames.filter((f) => f.event === 'message' && f.chat_id === tab2.defaultChat)).toEqual([]);
+
+    tab2.c.send({ type: 'detach', chat_id: chatId });
+    tab2.c.send({ type: 'attach', chat_id: 'probe' });
+    await tab2.c.next(isEvent('attached'));
+    await channel.send({ channel: 'websocket', chatId, content: 'only tab 1' });
+    await tab1.c.next((f) => f.event === 'message' && f.text === 'only tab 1');
+    expect(tab2.c.frames.some((f) => f.event === 'message' && f.text === 'only tab 1')).toBe(false);
+  });
+
+  it('turns the agent’s stream, reasoning and tool events into frames, in order', async () => {
+    const { client, channel } = await open();
+    const { c, defaultChat: chatId } = await client();
+    const meta = { _wants_events: true, _wants_stream: true };
+    const out = (content: string, extra: Record<string, unknown>) =>
+      channel.send({ channel: 'websocket', chatId, content, metadata: { ...meta, ...extra } });
+    await out('Let me', { _reasoning_delta: true, _stream_id: 'r1' });
+    await out('', { _reasoning_end: true, _stream_id: 'r1' });
+    await out('Hel', { _stream_delta: true, _stream_id: 's1' });
+    await out('lo', { _stream_delta: true, _stream_id: 's1' });
+    await out('', { _stream_end: true, _stream_id: 's1' });
+    await out('', { _tool_event: { phase: 'start', id: 'c1', name: 'read_file', arguments: '{"path":"a"}' } });
+    // The one-line hint and the whole-reasoning note are for chat apps; a detailed client has the above.
+    await out('read_file("a")', { _progress: true, _tool_hint: true });
+    await out('Let me', { _progress: true, _reasoning: true });
+    await out('', { _tool_event: { phase: 'end', id: 'c1', name: 'read_file', result: 'text', isError: false } });
+    await out('Done.', { _stream_delta: true, _stream_id: 's2' });
+    await out('Done!', { _stream_id: 's2' });
+    const expected = [
+      { event: 'reasoning_delta', chat_id: chatId, text: 'Let me', stream_id: 'r1' },
+      { event: 'reasoning_end', chat_id: chatId, stream_id: 'r1' },
+      { event: 'delta', chat_id: chatId, text: 'Hel', stream_id: 's1' },
+      { event: 'delta', chat_id: chatId, text: 'lo', stream_id: 's1' },
+      { event: 'stream_end', chat_id: chatId, stream_id: 's1' },
+      { event: 'tool_start', chat_id: chatId, tool_call_id: 'c1', name: 'read_file', arguments: '{"path":"a"}' },
+      { event: 'tool_end', chat_id: chatId, tool_call_id: 'c1', name: 'read_file', result: 'text', is_error: false },
+      { event: 'delta', chat_id: chatId, text: 'Done.', stream_id: 's2' },
+      { event: 'stream_end', chat_id: chatId, stream_id: 's2', text: 'Done!' },
+      { event: 'turn_end', chat_id: chatId },
+    ];
+    await c.next(isEvent('turn_end'));
+    expect(c.frames.slice(1)).toEqual(expected);
+  });
+
+  it('gives a plain client tool hints and reasoning as frames too', async () => {
+    const { client, channel } = await open();
+    const { c, defaultChat: chatId } = await client();
+    await channel.send({
+      channel: 'websocket',
+      chatId,
+      content: 'exec("ls")',
+      metadata: { _progress: true, _tool_hint: true },
+    });
+    await channel.send({
+      channel: 'websocket',
+      chatId,
+      content: 'hmm',
+      metadata: { _progress: true, _reasoning: true },
+    });
+    expect(await c.next(isEvent('message'))).toEqual({
+      event: 'message',
+      chat_id: chatId,
+      text: 'exec("ls")',
+      kind: 'tool_hint',
+    });
+    const delta = await c.next(isEvent('reasoning_delta'));
+    expect(delta).toMatchObject({ text: 'hmm' });
+    expect(await c.next(isEvent('reasoning_end'))).toMatchObject({
+      stream_id: delta.event === 'reasoning_delta' && delta.stream_id,
+    });
+  });
+
+  it('takes uploads (0600 under media/websocket) and hands them to the agent as media', async () => {
+    const started = await open({ maxMediaMb: 1 });
+    const { c, defaultChat } = await started.client();
+    const bytes = Buffer.from('%PDF-1.4 fake');
+    const res = await api(started, '/api/uploads', {
+      method: 'POST',
+      headers: { 'content-type': 'application/pdf', 'x-file-name': encodeURIComponent('../../report final.pdf') },
+      body: bytes,
+    });
+    expect(res.status).toBe(201);
+    const upload = (await res.json()) as { id: string; name: string; kind: string; size: number };
+    expect(upload).toMatchObject({ kind: 'file', size: bytes.length });
+
+    c.send({ type: 'message', chat_id: defaultChat, content: 'read this', media: [upload.id] });
+    const inbound = await started.bus.consumeInbound();
+    const path = inbound.media?.[0] ?? '';
+    expect(path.startsWith(join(started.dataDir, 'media', 'websocket'))).toBe(true);
+    expect(path).toMatch(/report_final\.pdf$/);
+    expect(readFileSync(path)).toEqual(bytes);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+
+    const tooBig = await api(started, '/api/uploads', {
+      method: 'POST',
+      headers: { 'content-type': 'image/png' },
+      body: Buffer.alloc(2 * 1024 * 1024),
+    });
+    expect(tooBig.status).toBe(413);
+  }, 15_000);
+
+  it('serves a file the agent sent by reference, as a download, with the token', async () => {
+    const started = await open();
+    const { c, defaultChat: chatId } = await started.client();
+    const file = join(started.dataDir, 'chart.svg');
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(file, '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
+    await started.channel.send({ channel: 'websocket', chatId, content: 'here', media: [file] });
+    const message = await c.next(isEvent('message'));
+    const link = message.event === 'message' ? message.media?.[0] : undefined;
+    expect(link).toMatchObject({ name: 'chart.svg', kind: 'file' });
+    expect((await api(started, link?.url ?? '', { token: null })).status).toBe(401);
+    const res = await api(started, link?.url ?? '');
+    expect(res.status).toBe(200);
+    // Never rendered as a document of this origin.
+    expect(res.headers.get('content-type')).toBe('application/octet-stream');
+    expect(res.headers.get('content-disposition')).toMatch(/^attachment/);
+    expect((await api(started, '/api/media/AAAAAAAAAAAAAAAAAAAAAAAA')).status).toBe(404);
+  });
+});

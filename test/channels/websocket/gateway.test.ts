@@ -1,0 +1,140 @@
+import { writeFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ServerFrame, SessionHistory, SessionRow, StatusReport } from '../../../src/channels/websocket/frames.js';
+import { startWebUiGateway, type WebUiGateway } from './gateway-helpers.js';
+import { connect, type TestClient } from './helpers.js';
+
+const open: { run: WebUiGateway; clients: TestClient[] }[] = [];
+afterEach(async () => {
+  for (const { run, clients } of open.splice(0)) {
+    for (const client of clients) await client.close();
+    await run.close();
+  }
+});
+
+async function start(script: Parameters<typeof startWebUiGateway>[0]) {
+  const run = await startWebUiGateway(script);
+  const entry = { run, clients: [] as TestClient[] };
+  open.push(entry);
+  const client = await connect(run.port, { token: run.token, clientId: 'webui', origin: run.url });
+  entry.clients.push(client);
+  await client.next((f) => f.event === 'ready');
+  client.send({ type: 'new_chat' });
+  const attached = await client.next((f) => f.event === 'attached');
+  const chatId = attached.event === 'attached' ? attached.chat_id : '';
+  const get = async <T>(path: string, init: RequestInit = {}): Promise<{ status: number; body: T }> => {
+    const res = await fetch(`${run.url}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${run.token}`, 'content-type': 'application/json' },
+    });
+    return { status: res.status, body: (await res.json()) as T };
+  };
+  return { run, client, chatId, get };
+}
+
+/** The frames of one turn, up to its turn_end. */
+async function turnFrames(client: TestClient, chatId: string): Promise<ServerFrame[]> {
+  await client.next((f) => f.event === 'turn_end' && f.chat_id === chatId, 10_000);
+  const frames = client.frames.filter((f) => 'chat_id' in f && f.chat_id === chatId && f.event !== 'attached');
+  return frames;
+}
+
+describe('WebSocket channel in a running gateway', () => {
+  it('streams reasoning, tool calls and the answer in order, then serves the chat over REST', async () => {
+    const { run, client, chatId, get } = await start([
+      { reasoning: 'The user wants the notes.', toolCalls: [{ name: 'read_file', arguments: { path: 'notes.md' } }] },
+      { text: 'Your notes say **hello world**.' },
+    ]);
+    writeFileSync(join(run.workspace, 'notes.md'), 'hello world\n');
+    client.send({ type: 'message', chat_id: chatId, content: 'What do my notes say?' });
+    const frames = await turnFrames(client, chatId);
+
+    const kinds = frames.map((f) => f.event);
+    const collapsed = kinds.filter((kind, i) => kind !== kinds[i - 1]);
+    expect(collapsed).toEqual([
+      'reasoning_delta',
+      'reasoning_end',
+      'tool_start',
+      'tool_end',
+      'delta',
+      'stream_end',
+      'turn_end',
+    ]);
+    const reasoning = frames.flatMap((f) => (f.event === 'reasoning_delta' ? [f.text] : [])).join('');
+    expect(reasoning).toBe('The user wants the notes.');
+    expect(frames.find((f) => f.event === 'tool_start')).toMatchObject({
+      name: 'read_file',
+      arguments: JSON.stringify({ path: 'notes.md' }),
+    });
+    const toolEnd = frames.find((f) => f.event === 'tool_end');
+    expect(toolEnd).toMatchObject({ name: 'read_file', is_error: false });
+    expect(toolEnd?.event === 'tool_end' && toolEnd.result).toContain('hello world');
+    const streamed = frames.flatMap((f) => (f.event === 'delta' ? [f.text] : [])).join('');
+    expect(streamed).toBe('Your notes say **hello world**.');
+    const end = frames.find((f) => f.event === 'stream_end');
+    expect(end).toMatchObject({ text: 'Your notes say **hello world**.' });
+    const deltaIds = new Set(frames.flatMap((f) => (f.event === 'delta' ? [f.stream_id] : [])));
+    expect([...deltaIds]).toEqual([end?.event === 'stream_end' ? end.stream_id : '']);
+
+    const list = await get<{ sessions: SessionRow[] }>('/api/sessions');
+    expect(list.body.sessions).toEqual([
+      expect.objectContaining({ chat_id: chatId, title: 'What do my notes say?', message_count: 4 }),
+    ]);
+    const history = await get<SessionHistory>(`/api/sessions/${chatId}`);
+    expect(history.body.entries).toEqual([
+      { role: 'user', text: 'What do my notes say?' },
+      {
+        role: 'assistant',
+        text: 'Your notes say **hello world**.',
+        reasoning: 'The user wants the notes.',
+        tools: [expect.objectContaining({ name: 'read_file', result: expect.stringContaining('hello world') })],
+      },
+    ]);
+
+    const renamed = await get(`/api/sessions/${chatId}`, { method: 'PATCH', body: JSON.stringify({ title: 'Notes' }) });
+    expect(renamed.status).toBe(200);
+    expect((await get<{ sessions: SessionRow[] }>('/api/sessions')).body.sessions[0]?.title).toBe('Notes');
+    expect((await get(`/api/sessions/${chatId}`, { method: 'PATCH', body: '{"title":""}' })).status).toBe(400);
+
+    const deleted = await get(`/api/sessions/${chatId}`, { method: 'DELETE' });
+    expect(deleted.status).toBe(200);
+    expect((await get<{ sessions: SessionRow[] }>('/api/sessions')).body.sessions).toEqual([]);
+  });
+
+  it('reports model, provider, context use, channels and cron jobs', async () => {
+    const { run, client, chatId, get } = await start([{ text: 'Hi!' }]);
+    await mkdir(join(run.workspace, 'cron'), { recursive: true });
+    writeFileSync(
+      join(run.workspace, 'cron', 'jobs.json'),
+      JSON.stringify({
+        version: 1,
+        jobs: [{ id: 'j1', name: 'water plants', schedule: { kind: 'every', everyMs: 3_600_000 }, payload: {} }],
+      }),
+    );
+    client.send({ type: 'message', chat_id: chatId, content: 'hello' });
+    await turnFrames(client, chatId);
+    const status = await get<StatusReport>(`/api/status?chat_id=${chatId}`);
+    expect(status.body).toMatchObject({
+      model: 'test-model',
+      provider: 'custom',
+      channels: { websocket: 'running' },
+      cron: [{ id: 'j1', name: 'water plants', enabled: true, schedule: 'every 3600 s' }],
+    });
+    expect(status.body.context?.used).toBeGreaterThan(0);
+    expect(status.body.context?.window).toBeGreaterThan(1000);
+  });
+
+  it('/stop ends a running turn, and the chat can go on', async () => {
+    const { client, chatId } = await start([{ text: 'too slow', delayMs: 30_000 }, { text: 'Back again.' }]);
+    client.send({ type: 'message', chat_id: chatId, content: 'think for a long time' });
+    await new Promise((r) => setTimeout(r, 200));
+    client.send({ type: 'message', chat_id: chatId, content: '/stop' });
+    const stopped = await client.next((f) => f.event === 'message' && f.chat_id === chatId, 10_000);
+    expect(stopped.event === 'message' && stopped.text).toMatch(/stop/i);
+    await client.next((f) => f.event === 'turn_end');
+    client.send({ type: 'message', chat_id: chatId, content: 'still there?' });
+    await client.next((f) => f.event === 'stream_end' && f.text === 'Back again.', 10_000);
+  });
+});

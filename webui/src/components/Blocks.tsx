@@ -1,0 +1,93 @@
+import { useEffect, useState } from 'react';
+import type { MediaLink } from '../../../src/channels/websocket/frames.js';
+import type { Api } from '../api.js';
+import type { Block } from '../state.js';
+import { Icon } from './Icon.js';
+import { Markdown } from './Markdown.js';
+
+/** The model's reasoning: open while it streams, then folded away behind its summary line. */
+export function ReasoningCard({ block }: { block: Extract<Block, { type: 'reasoning' }> }) {
+  return (
+    <details className="card reasoning" open={!block.done}>
+      <summary>
+        <span className={block.done ? 'dot' : 'dot pulse'} aria-hidden="true" />
+        {block.done ? 'Reasoning' : 'Thinking…'}
+      </summary>
+      <div className="card-body">
+        <Markdown text={block.text} />
+      </div>
+    </details>
+  );
+}
+
+/** One tool call: its name in the summary; arguments and the result (preview) when opened. */
+export function ToolCard({ block }: { block: Extract<Block, { type: 'tool' }> }) {
+  const state = !block.done ? 'running' : block.isError ? 'failed' : 'done';
+  return (
+    <details className={`card tool ${state}`} data-testid="tool-card">
+      <summary>
+        <Icon name="tool" className="tool-icon" />
+        <code className="tool-name">{block.name}</code>
+        <span className="tool-state">{state === 'running' ? 'running…' : state}</span>
+      </summary>
+      <div className="card-body">
+        <div className="label">Arguments</div>
+        <pre className="tool-pre">{formatJson(block.args) || '(none)'}</pre>
+        {block.result !== undefined && (
+          <>
+            <div className="label">Result</div>
+            <pre className="tool-pre">{block.result || '(empty)'}</pre>
+          </>
+        )}
+      </div>
+    </details>
+  );
+}
+
+/** Files the agent sent: images shown, other files as download links (fetched with the token). */
+export function MediaList({ media, api }: { media: MediaLink[]; api: Api }) {
+  return (
+    <div className="media-list">
+      {media.map((item) => (
+        <MediaItem key={item.url} item={item} api={api} />
+      ))}
+    </div>
+  );
+}
+
+function MediaItem({ item, api }: { item: MediaLink; api: Api }) {
+  const [url, setUrl] = useState<string | null>(null);
+  useEffect(() => {
+    let revoked = false;
+    let objectUrl: string | null = null;
+    api.mediaUrl(item.url).then(
+      (u) => {
+        objectUrl = u;
+        if (!revoked) setUrl(u);
+      },
+      () => setUrl(null),
+    );
+    return () => {
+      revoked = true;
+      if (objectUrl) URL.revokeObjectURL(objectUrl);
+    };
+  }, [api, item.url]);
+  if (item.kind === 'image' && url) return <img className="media-image" src={url} alt={item.name} />;
+  return url ? (
+    <a className="media-file" href={url} download={item.name}>
+      <Icon name="file" className="inline-icon" /> {item.name}
+    </a>
+  ) : (
+    <span className="media-file">
+      <Icon name="file" className="inline-icon" /> {item.name}
+    </span>
+  );
+}
+
+function formatJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}

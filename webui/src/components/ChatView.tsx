@@ -1,0 +1,122 @@
+import { useEffect, useRef } from 'react';
+import type { Api } from '../api.js';
+import { copyCodeFrom } from '../markdown.js';
+import type { ChatState, Item } from '../state.js';
+import { MediaList, ReasoningCard, ToolCard } from './Blocks.js';
+import { Icon } from './Icon.js';
+import { Markdown } from './Markdown.js';
+
+const SUGGESTIONS = ['What can you do?', 'Summarise my notes from today', 'Remind me to stretch every hour'];
+
+export function ChatView({ chat, api, onSuggest }: { chat: ChatState; api: Api; onSuggest: (text: string) => void }) {
+  const end = useRef<HTMLDivElement>(null);
+  const scroller = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+
+  // Follow the answer as it streams, unless the reader scrolled up.
+  useEffect(() => {
+    if (stick.current) end.current?.scrollIntoView({ block: 'end' });
+  });
+
+  const onScroll = () => {
+    const el = scroller.current;
+    if (el) stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+  };
+  // One listener for every code block's copy button (they live in sanitised HTML, outside React).
+  useEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    const onClick = (event: Event) => {
+      const target = event.target as HTMLElement;
+      if (target.classList.contains('copy-code')) void copyCodeFrom(target);
+    };
+    el.addEventListener('click', onClick);
+    return () => el.removeEventListener('click', onClick);
+  }, []);
+
+  if (chat.items.length === 0) {
+    return (
+      <div className="chat empty">
+        <div className="welcome">
+          <Icon name="bot" className="logo" />
+          <h1>How can I help?</h1>
+          <div className="suggestions">
+            {SUGGESTIONS.map((text) => (
+              <button key={text} type="button" onClick={() => onSuggest(text)}>
+                {text}
+              </button>
+            ))}
+          </div>
+        </div>
+      </div>
+    );
+  }
+  return (
+    <div className="chat" ref={scroller} onScroll={onScroll}>
+      <div className="thread" role="log" aria-label="Conversation" aria-live="off">
+        {chat.items.map((item) => (
+          <ItemView key={item.id} item={item} api={api} />
+        ))}
+        {chat.busy && lastIsUser(chat) && (
+          <div className="msg assistant">
+            <div className="typing" role="status" aria-label="The agent is working">
+              <span />
+              <span />
+              <span />
+            </div>
+          </div>
+        )}
+        <div ref={end} />
+      </div>
+      <div className="sr-only" role="status">
+        {chat.busy ? '' : 'Answer complete'}
+      </div>
+    </div>
+  );
+}
+
+function lastIsUser(chat: ChatState): boolean {
+  return chat.items.at(-1)?.kind === 'user';
+}
+
+function ItemView({ item, api }: { item: Item; api: Api }) {
+  if (item.kind === 'user') {
+    return (
+      <div className="msg user" data-testid="user-message">
+        <div className="bubble">
+          {item.text && <div className="user-text">{item.text}</div>}
+          {item.media.length > 0 && (
+            <div className="attachments">
+              {item.media.map((name) => (
+                <span key={name} className="chip">
+                  <Icon name="file" className="inline-icon" /> {name}
+                </span>
+              ))}
+            </div>
+          )}
+        </div>
+      </div>
+    );
+  }
+  return (
+    <div className={`msg assistant${item.done ? '' : ' streaming'}`} data-testid="assistant-message">
+      {item.blocks.map((block) => {
+        switch (block.type) {
+          case 'reasoning':
+            return <ReasoningCard key={block.id} block={block} />;
+          case 'tool':
+            return <ToolCard key={block.id} block={block} />;
+          case 'note':
+            return (
+              <div key={block.id} className={`note ${block.tone}`} role={block.tone === 'error' ? 'alert' : undefined}>
+                {block.text}
+              </div>
+            );
+          default:
+            return <Markdown key={block.id} text={block.text} className={block.done ? '' : 'cursor'} />;
+        }
+      })}
+      {item.media.length > 0 && <MediaList media={item.media} api={api} />}
+    </div>
+  );
+}

@@ -1,0 +1,146 @@
+import { type FormEvent, type KeyboardEvent, useEffect, useRef, useState } from 'react';
+import { Icon } from './Icon.js';
+
+export interface ComposerProps {
+  busy: boolean;
+  disabled: boolean;
+  /** Resolves once sent; rejects with a message to show (the draft is kept). */
+  onSend(text: string, files: File[]): Promise<void>;
+  onStop(): void;
+  /** Text put in from outside (a suggestion). */
+  prefill?: { text: string; at: number };
+}
+
+const MAX_FILES = 10;
+
+export function Composer({ busy, disabled, onSend, onStop, prefill }: ComposerProps) {
+  const [text, setText] = useState('');
+  const [files, setFiles] = useState<File[]>([]);
+  const [sending, setSending] = useState(false);
+  const [problem, setProblem] = useState<string | null>(null);
+  const area = useRef<HTMLTextAreaElement>(null);
+  const picker = useRef<HTMLInputElement>(null);
+
+  useEffect(() => {
+    if (!prefill) return;
+    setText(prefill.text);
+    area.current?.focus();
+  }, [prefill]);
+
+  // Grow with the text, up to a limit.
+  const resize = (el: HTMLTextAreaElement | null) => {
+    if (!el) return;
+    el.style.height = 'auto';
+    el.style.height = `${Math.min(el.scrollHeight, 220)}px`;
+  };
+
+  const canSend = !disabled && !sending && (text.trim() !== '' || files.length > 0);
+
+  const submit = async (event?: FormEvent) => {
+    event?.preventDefault();
+    if (!canSend) return;
+    setSending(true);
+    setProblem(null);
+    try {
+      await onSend(text.trim(), files);
+      setText('');
+      setFiles([]);
+      if (area.current) area.current.style.height = 'auto';
+    } catch (err) {
+      setProblem((err as Error).message);
+    } finally {
+      setSending(false);
+      area.current?.focus();
+    }
+  };
+
+  const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
+      event.preventDefault();
+      void submit();
+    }
+  };
+
+  return (
+    <form className="composer" onSubmit={submit}>
+      {problem && (
+        <div className="composer-problem" role="alert">
+          {problem}
+        </div>
+      )}
+      {files.length > 0 && (
+        <ul className="pending-files" aria-label="Attachments">
+          {files.map((file, i) => (
+            <li key={`${file.name}-${file.size}-${file.lastModified}`} className="chip">
+              <Icon name="file" className="inline-icon" /> {file.name}
+              <button
+                type="button"
+                className="chip-remove"
+                aria-label={`Remove ${file.name}`}
+                onClick={() => setFiles(files.filter((_, j) => j !== i))}
+              >
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <div className="composer-row">
+        <button
+          type="button"
+          className="icon-button"
+          aria-label="Attach files"
+          title="Attach files"
+          disabled={disabled}
+          onClick={() => picker.current?.click()}
+        >
+          <svg viewBox="0 0 24 24" aria-hidden="true">
+            <path d="M16.5 6.5 8.4 14.6a2 2 0 0 0 2.8 2.8l8.5-8.5a4 4 0 0 0-5.7-5.7l-8.8 8.8a6 6 0 0 0 8.5 8.5l7.1-7.1" />
+          </svg>
+        </button>
+        <input
+          ref={picker}
+          type="file"
+          multiple
+          hidden
+          aria-hidden="true"
+          tabIndex={-1}
+          onChange={(event) => {
+            const picked = Array.from(event.target.files ?? []);
+            setFiles([...files, ...picked].slice(0, MAX_FILES));
+            event.target.value = '';
+          }}
+        />
+        <label htmlFor="composer-input" className="sr-only">
+          Message
+        </label>
+        <textarea
+          id="composer-input"
+          ref={area}
+          rows={1}
+          value={text}
+          placeholder={disabled ? 'Connecting…' : 'Message nanobot'}
+          title="Enter sends, Shift+Enter starts a new line"
+          onChange={(event) => {
+            setText(event.target.value);
+            resize(event.target);
+          }}
+          onKeyDown={onKeyDown}
+        />
+        {busy ? (
+          <button type="button" className="send stop" aria-label="Stop" title="Stop (/stop)" onClick={onStop}>
+            <svg viewBox="0 0 24 24" aria-hidden="true">
+              <rect x="7" y="7" width="10" height="10" rx="1.5" />
+            </svg>
+          </button>
+        ) : (
+          <button type="submit" className="send" aria-label="Send" title="Send" disabled={!canSend}>
+            <svg viewBox="0 0 24 24" aria-hidden="true">
+              <path d="M12 19V5M5 12l7-7 7 7" />
+            </svg>
+          </button>
+        )}
+      </div>
+    </form>
+  );
+}

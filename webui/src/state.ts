@@ -1,0 +1,155 @@
+/** What a chat shows, built from history and then from server frames as they arrive. */
+import type { HistoryEntry, MediaLink, ServerFrame } from '../../src/channels/websocket/frames.js';
+
+export type Block =
+  | { type: 'reasoning'; id: string; text: string; done: boolean }
+  | { type: 'text'; id: string; text: string; done: boolean }
+  | {
+      type: 'tool';
+      id: string;
+      name: string;
+      args: string;
+      result?: string;
+      isError?: boolean;
+      done: boolean;
+    }
+  | { type: 'note'; id: string; text: string; tone: 'hint' | 'error' };
+
+export type Item =
+  | { kind: 'user'; id: string; text: string; media: string[] }
+  | { kind: 'assistant'; id: string; blocks: Block[]; media: MediaLink[]; done: boolean };
+
+export interface ChatState {
+  items: Item[];
+  /** A turn is running (the stop button shows). */
+  busy: boolean;
+}
+
+export const emptyChat: ChatState = { items: [], busy: false };
+
+let counter = 0;
+const nextId = (prefix: string) => `${prefix}-${++counter}`;
+
+export function fromHistory(entries: HistoryEntry[]): ChatState {
+  const items: Item[] = entries.map((entry) => {
+    if (entry.role === 'user') return { kind: 'user', id: nextId('u'), text: entry.text, media: entry.media ?? [] };
+    const blocks: Block[] = [];
+    if (entry.reasoning) blocks.push({ type: 'reasoning', id: nextId('r'), text: entry.reasoning, done: true });
+    for (const tool of entry.tools) {
+      blocks.push({
+        type: 'tool',
+        id: tool.id,
+        name: tool.name,
+        args: tool.arguments,
+        ...(tool.result !== undefined ? { result: tool.result } : {}),
+        ...(tool.is_error !== undefined ? { isError: tool.is_error } : {}),
+        done: true,
+      });
+    }
+    if (entry.text) blocks.push({ type: 'text', id: nextId('t'), text: entry.text, done: true });
+    return { kind: 'assistant', id: nextId('a'), blocks, media: [], done: true };
+  });
+  return { items, busy: false };
+}
+
+export function addUserMessage(state: ChatState, text: string, media: string[]): ChatState {
+  return { items: [...state.items, { kind: 'user', id: nextId('u'), text, media }], busy: true };
+}
+
+/** Applies one frame addressed to this chat. */
+export function applyFrame(state: ChatState, frame: ServerFrame): ChatState {
+  switch (frame.event) {
+    case 'delta':
+      return updateTurn(state, (blocks) => appendText(blocks, 'text', frame.stream_id, frame.text));
+    case 'reasoning_delta':
+      return updateTurn(state, (blocks) => appendText(blocks, 'reasoning', frame.stream_id, frame.text));
+    case 'reasoning_end':
+      return updateTurn(state, (blocks) => finish(blocks, 'reasoning', frame.stream_id));
+    case 'stream_end': {
+      const next = updateTurn(state, (blocks) => finish(blocks, 'text', frame.stream_id, frame.text), frame.media);
+      return next;
+    }
+    case 'tool_start':
+      return updateTurn(state, (blocks) => [
+        ...blocks,
+        { type: 'tool', id: frame.tool_call_id, name: frame.name, args: frame.arguments, done: false },
+      ]);
+    case 'tool_end':
+      return updateTurn(state, (blocks) => {
+        const known = blocks.some((b) => b.type === 'tool' && b.id === frame.tool_call_id);
+        const ended = { result: frame.result, isError: frame.is_error, done: true };
+        if (!known) {
+          return [...blocks, { type: 'tool', id: frame.tool_call_id, name: frame.name, args: '', ...ended }];
+        }
+        return blocks.map((b) => (b.type === 'tool' && b.id === frame.tool_call_id ? { ...b, ...ended } : b));
+      });
+    case 'message':
+      if (frame.kind) {
+        return updateTurn(state, (blocks) => [
+          ...blocks,
+          { type: 'note', id: nextId('n'), text: frame.text, tone: 'hint' },
+        ]);
+      }
+      return updateTurn(
+        state,
+        (blocks) => [...blocks, { type: 'text', id: nextId('t'), text: frame.text, done: true }],
+        frame.media,
+      );
+    case 'turn_end':
+      return {
+        busy: false,
+        items: state.items.map((item) =>
+          item.kind === 'assistant' && !item.done
+            ? { ...item, done: true, blocks: item.blocks.map((b) => ('done' in b ? { ...b, done: true } : b)) }
+            : item,
+        ),
+      };
+    case 'user_message':
+      return addUserMessage(state, frame.text, []);
+    case 'error':
+      return {
+        busy: false,
+        items: [
+          ...state.items,
+          {
+            kind: 'assistant',
+            id: nextId('a'),
+            media: [],
+            done: true,
+            blocks: [{ type: 'note', id: nextId('n'), text: frame.detail, tone: 'error' }],
+          },
+        ],
+      };
+    default:
+      return state;
+  }
+}
+
+/** The running assistant turn (or a new one), changed by `change`. */
+function updateTurn(state: ChatState, change: (blocks: Block[]) => Block[], media?: MediaLink[]): ChatState {
+  const last = state.items.at(-1);
+  const items = [...state.items];
+  let turn: Extract<Item, { kind: 'assistant' }>;
+  if (last?.kind === 'assistant' && !last.done) {
+    turn = last;
+    items.pop();
+  } else {
+    turn = { kind: 'assistant', id: nextId('a'), blocks: [], media: [], done: false };
+  }
+  items.push({ ...turn, blocks: change(turn.blocks), media: media ? [...turn.media, ...media] : turn.media });
+  return { items, busy: true };
+}
+
+function appendText(blocks: Block[], type: 'text' | 'reasoning', id: string, text: string): Block[] {
+  const index = blocks.findIndex((b) => b.type === type && b.id === id);
+  if (index === -1) return [...blocks, { type, id, text, done: false }];
+  return blocks.map((b, i) => (i === index && b.type === type ? { ...b, text: b.text + text } : b));
+}
+
+function finish(blocks: Block[], type: 'text' | 'reasoning', id: string, text?: string): Block[] {
+  const index = blocks.findIndex((b) => b.type === type && b.id === id);
+  if (index === -1) return text ? [...blocks, { type, id, text, done: true }] : blocks;
+  return blocks.map((b, i) =>
+    i === index && b.type === type ? { ...b, done: true, ...(text !== undefined ? { text } : {}) } : b,
+  );
+}
