@@ -53,6 +53,7 @@ export class ContextBuilder {
   private readonly history: HistoryStore;
   /** File texts by path, reused while size and mtime are unchanged: every turn reads these files. */
   private readonly files = new Map<string, { mtimeMs: number; size: number; text: string }>();
+  private readonly templates = new Map<string, string | undefined>();
   /** User messages that carry `$name` skills for their own turn, mapped to the copy kept in the session. */
   private readonly withoutTurnSkills = new WeakMap<ChatMessage, ChatMessage>();
 
@@ -119,8 +120,14 @@ export class ContextBuilder {
     const text = this.readTrimmed(join(this.options.workspace, relPath));
     if (!text) return undefined;
     const template = this.options.templatesDir ? join(this.options.templatesDir, relPath) : undefined;
-    if (template && this.readTrimmed(template) === text) return undefined;
+    if (template && this.readTemplate(template) === text) return undefined;
     return text;
+  }
+
+  /** Templates ship with the package and do not change while it runs: read once, no stat per turn. */
+  private readTemplate(path: string): string | undefined {
+    if (!this.templates.has(path)) this.templates.set(path, this.readTrimmed(path));
+    return this.templates.get(path);
   }
 
   private readTrimmed(path: string): string | undefined {

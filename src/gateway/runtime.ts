@@ -221,7 +221,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
         await fresh.shutdown();
         return false;
       }
-      // Background exec sessions of the old agent may still be in use: they are ended at exit.
+      // Background exec sessions of the old agent may still be in use: they are ended at exit. Its MCP servers are
+      // not (the new agent started its own), so they stop now rather than piling up with every config edit.
+      await agent.mcp?.close();
       retired.push(agent);
       agent = fresh;
     }

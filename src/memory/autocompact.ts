@@ -115,7 +115,8 @@ export class AutoCompact {
 
   private eligible(key: string): boolean {
     if (this.options.eligible) return this.options.eligible(key);
-    return !key.includes(':archived:') && !key.startsWith('dream:');
+    // Subagent transcripts are records of finished work, not conversations: their report already reached the parent.
+    return !key.includes(':archived:') && !key.startsWith('dream:') && !key.startsWith('subagent:');
   }
 }
 
