@@ -7,12 +7,21 @@ import type { Config } from '../config/schema.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import type { Channel } from './channel.js';
 import type { RegisteredChannel } from './definition.js';
+import { discordChannel } from './discord/index.js';
+import { feishuChannel } from './feishu/index.js';
+import { matrixChannel } from './matrix/index.js';
 import type { PairingStore } from './pairing.js';
 import type { CommandInfo } from './platform.js';
 import { telegramChannel } from './telegram/index.js';
 import { websocketChannel } from './websocket/index.js';
 
-export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [telegramChannel, websocketChannel];
+export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
+  telegramChannel,
+  websocketChannel,
+  discordChannel,
+  feishuChannel,
+  matrixChannel,
+];
 
 export function findChannel(name: string): RegisteredChannel | undefined {
   return CHANNEL_DEFINITIONS.find((definition) => definition.name === name);

@@ -5,8 +5,19 @@
 import { z } from 'zod';
 import { UserError } from '../util/errors.js';
 
-/** Ids and @usernames; numbers are accepted (Telegram ids are often written without quotes). */
-const idList = z.array(z.union([z.string(), z.number()]).transform(String));
+/**
+ * Ids and @usernames; numbers are accepted (Telegram ids are often written without quotes) unless JSON has already
+ * rounded them: Discord/Slack-sized ids lose digits as numbers, and a rounded id would silently admit nobody.
+ */
+const idList = z.array(
+  z.union([z.string(), z.number()]).transform((id, ctx) => {
+    if (typeof id === 'number' && !Number.isSafeInteger(id)) {
+      ctx.addIssue({ code: 'custom', message: `id ${id} is too long to write as a number: put it in quotes` });
+      return z.NEVER;
+    }
+    return String(id);
+  }),
+);
 
 export const channelSettingsSchema = z.looseObject({
   enabled: z.boolean().default(false),

@@ -49,6 +49,8 @@ export interface ContractMessage {
 export interface ContractFake {
   /** `channels.<name>` keys that point the channel at the fake; the suite adds enabled, allowFrom, groupPolicy. */
   settings: Record<string, unknown>;
+  /** The platform's id for a contract user, where it differs from the contract's id (Matrix: `@name:server`). */
+  senderId?(sender: ContractMessage['sender']): string;
   userSays(message: ContractMessage): void | Promise<void>;
   /** The bot's messages in a chat as the user sees them now (edits applied), in the platform's markup, in order. */
   messagesIn(chatId: string): string[];
@@ -162,7 +164,8 @@ export function describeChannelContract(adapter: ContractAdapter): void {
       // Approving the code (here the CLI's way) lets the stranger through on their next message.
       const pairing = new PairingStore({ dir: join(run.dataDir, 'pairing') });
       const [pending] = pairing.listPending();
-      expect(pending).toMatchObject({ channel: adapter.name, senderId: STRANGER.id });
+      const senderId = run.fake.senderId?.(STRANGER) ?? STRANGER.id;
+      expect(pending).toMatchObject({ channel: adapter.name, senderId });
       await pairing.approve(pending?.code ?? '');
       run.llm.enqueue({ text: 'Welcome aboard.' });
       say(run, 'and now?', { sender: STRANGER, chatId: STRANGER.id });

@@ -1,0 +1,87 @@
+/**
+ * The Discord channel: settings (nanobot's `channels.discord` keys) and its registration. discord.js is imported
+ * only when the channel starts.
+ */
+import { z } from 'zod';
+import { UserError } from '../../util/errors.js';
+import { defineChannel } from '../definition.js';
+import { channelSettingsSchema, missingSdk, requireSetting } from '../settings.js';
+
+/** GUILDS | GUILD_MESSAGES | DIRECT_MESSAGES | MESSAGE_CONTENT: nanobot's default. */
+export const DEFAULT_INTENTS = 37377;
+
+/**
+ * Discord ids are 64-bit: written as JSON numbers they lose their last digits, so only strings and small numbers
+ * are accepted.
+ */
+const discordId = z.union([z.string(), z.number()]).transform((value, ctx) => {
+  if (typeof value === 'number' && !Number.isSafeInteger(value)) {
+    ctx.addIssue({ code: 'custom', message: `${value} lost digits as a JSON number: write Discord ids in quotes` });
+    return z.NEVER;
+  }
+  return String(value).trim();
+});
+
+export const discordSettingsSchema = channelSettingsSchema.extend({
+  token: z.string().default(''),
+  /** Guild channel ids the bot serves (a thread counts by its parent too); empty = every channel it can read. */
+  allowChannels: z.array(discordId).default([]),
+  /** Gateway intents bitfield; the default adds Message Content (enable it in the Developer Portal). */
+  intents: z.int().min(0).default(DEFAULT_INTENTS),
+  /** The REST root (default https://discord.com/api); the gateway URL comes from its `GET /gateway/bot`. */
+  apiBase: z.string().nullish(),
+  /** Accepted for nanobot compatibility; discord.js cannot send the gateway through a proxy (a warning says so). */
+  proxy: z.string().nullish(),
+  /** Discord allows about 5 edits per 5 s in a channel: nanobot streams at most every 0.8 s. */
+  streamEditInterval: z.number().min(0.05).default(0.8),
+});
+
+export type DiscordSettings = z.infer<typeof discordSettingsSchema>;
+
+const TOKEN_HINT =
+  'Create an application at https://discord.com/developers/applications, add a bot, copy its token, and turn on ' +
+  '"Message Content Intent" under Bot → Privileged Gateway Intents.';
+
+export const discordChannel = defineChannel<DiscordSettings>({
+  name: 'discord',
+  displayName: 'Discord',
+  schema: discordSettingsSchema,
+  credentials: ['token'],
+  setupHint: 'Create a bot at https://discord.com/developers/applications and put its token in channels.discord.token.',
+  validate(settings) {
+    requireSetting('discord', 'token', settings.token, TOKEN_HINT);
+    if (settings.apiBase) apiRoot(settings.apiBase);
+  },
+  async createPlatform(settings, context) {
+    let discord: typeof import('discord.js');
+    try {
+      discord = await import('discord.js');
+    } catch (err) {
+      throw missingSdk('Discord', 'discord.js', err);
+    }
+    const { DiscordPlatform } = await import('./platform.js');
+    return new DiscordPlatform({ discord, settings, log: context.log });
+  },
+});
+
+/**
+ * The REST root without a trailing slash. The bot token travels in every request, so plain http is accepted only
+ * for a server on this machine.
+ */
+export function apiRoot(apiBase: string | null | undefined): string {
+  if (!apiBase) return 'https://discord.com/api';
+  let url: URL;
+  try {
+    url = new URL(apiBase);
+  } catch {
+    throw new UserError(`channels.discord.apiBase is not a URL: ${apiBase}`);
+  }
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw new UserError(
+      `channels.discord.apiBase must be an https:// URL (plain http only for 127.0.0.1/localhost): ${apiBase}`,
+      'The bot token is sent with every request.',
+    );
+  }
+  return apiBase.replace(/\/+$/, '');
+}

@@ -1,0 +1,83 @@
+/**
+ * The Feishu / Lark channel: settings (nanobot's `channels.feishu` keys) and its registration. The Lark SDK
+ * (@larksuiteoapi/node-sdk) is imported only when the channel starts.
+ */
+import { z } from 'zod';
+import { UserError } from '../../util/errors.js';
+import { defineChannel } from '../definition.js';
+import { channelSettingsSchema, missingSdk, requireSetting } from '../settings.js';
+
+export const feishuSettingsSchema = channelSettingsSchema.extend({
+  appId: z.string().default(''),
+  appSecret: z.string().default(''),
+  /** Kept for nanobot configs: events over the long connection arrive neither encrypted nor signed. */
+  encryptKey: z.string().default(''),
+  verificationToken: z.string().default(''),
+  /** `feishu` (open.feishu.cn), `lark` (open.larksuite.com) or the API root as a URL. */
+  domain: z.string().default('feishu'),
+  /** In topic groups, each topic is its own conversation (session). */
+  topicIsolation: z.boolean().default(true),
+  /** Feishu allows about 5 updates per second to one message. */
+  streamEditInterval: z.number().min(0.2).default(0.6),
+});
+
+export type FeishuSettings = z.infer<typeof feishuSettingsSchema>;
+
+const APP_ID = /^cli_[0-9a-fA-F]{16}$/;
+const CONSOLE_HINT =
+  'Copy it from your app in the developer console (open.feishu.cn/app; Lark: open.larksuite.com/app).';
+
+export const feishuChannel = defineChannel<FeishuSettings>({
+  name: 'feishu',
+  displayName: 'Feishu / Lark',
+  schema: feishuSettingsSchema,
+  credentials: ['appId', 'appSecret'],
+  setupHint:
+    'Create a custom app at open.feishu.cn/app (Lark: open.larksuite.com/app), enable its bot, subscribe to ' +
+    'im.message.receive_v1 over the long connection, and put its App ID and App Secret in channels.feishu.',
+  validate(settings) {
+    requireSetting('feishu', 'appId', settings.appId, CONSOLE_HINT);
+    requireSetting('feishu', 'appSecret', settings.appSecret, CONSOLE_HINT);
+    if (!APP_ID.test(settings.appId.trim())) {
+      throw new UserError(
+        `channels.feishu.appId must be the App ID, "cli_" and 16 hex digits (got "${settings.appId}").`,
+        CONSOLE_HINT,
+      );
+    }
+    apiRoot(settings.domain);
+  },
+  async createPlatform(settings, context) {
+    let lark: typeof import('@larksuiteoapi/node-sdk');
+    try {
+      lark = await import('@larksuiteoapi/node-sdk');
+    } catch (err) {
+      throw missingSdk('Feishu', '@larksuiteoapi/node-sdk', err);
+    }
+    const { FeishuPlatform } = await import('./platform.js');
+    return new FeishuPlatform({ lark, settings, log: context.log, channel: context.name });
+  },
+});
+
+/**
+ * The Open Platform API root for `domain`. The app secret is sent to it, so plain http is accepted only for a
+ * server on this machine.
+ */
+export function apiRoot(domain: string): string {
+  const value = domain.trim();
+  if (value === '' || value === 'feishu') return 'https://open.feishu.cn';
+  if (value === 'lark') return 'https://open.larksuite.com';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UserError(`channels.feishu.domain must be "feishu", "lark" or a URL (got "${domain}").`);
+  }
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw new UserError(
+      `channels.feishu.domain must be an https:// URL (plain http only for 127.0.0.1/localhost): ${domain}`,
+      'The app secret is sent to it.',
+    );
+  }
+  return value.replace(/\/+$/, '');
+}

@@ -1,0 +1,97 @@
+/**
+ * The Matrix channel: settings (nanobot's `channels.matrix` keys) and its registration. matrix-js-sdk is imported
+ * only when the channel starts. No end-to-end encryption: encrypted rooms are not supported.
+ */
+import { z } from 'zod';
+import { UserError } from '../../util/errors.js';
+import type { Logger } from '../../util/log.js';
+import { defineChannel } from '../definition.js';
+import { channelSettingsSchema, missingSdk, requireSetting } from '../settings.js';
+
+export const matrixSettingsSchema = channelSettingsSchema.extend({
+  /** The homeserver's client-server API root, e.g. https://matrix.org (what Element shows as "Homeserver"). */
+  homeserver: z.string().default('https://matrix.org'),
+  /** The bot account's full Matrix ID, e.g. `@nanobot:example.org`. */
+  userId: z.string().default(''),
+  accessToken: z.string().default(''),
+  /** Logs in with this when `accessToken` is empty; the session is kept in `<dataDir>/matrix/session.json`. */
+  password: z.string().default(''),
+  deviceId: z.string().default(''),
+  /** nanobot answers every message in a room it is in by default (`mention` and `allowlist` narrow that). */
+  groupPolicy: z.enum(['mention', 'open', 'allowlist']).default('open'),
+  /** An `@room` mention counts as mentioning the bot (`groupPolicy: "mention"`). */
+  allowRoomMentions: z.boolean().default(false),
+  /** Every streamed edit is a permanent event in the room, so streaming is off unless asked for (as in nanobot). */
+  streaming: z.boolean().default(false),
+  streamEditInterval: z.number().min(0.05).default(2),
+});
+
+export type MatrixSettings = z.infer<typeof matrixSettingsSchema>;
+
+const TOKEN_HINT =
+  'Set channels.matrix.password (the bot logs in itself), or an accessToken from a login to the bot account ' +
+  '(not from an Element session: that gives the account encryption keys, and Element then encrypts direct chats).';
+
+export const matrixChannel = defineChannel<MatrixSettings>({
+  name: 'matrix',
+  displayName: 'Matrix',
+  schema: matrixSettingsSchema,
+  credentials: ['accessToken'],
+  setupHint:
+    'Create a Matrix account for the bot, then set channels.matrix.homeserver, userId and password (or accessToken).',
+  validate(settings) {
+    homeserverRoot(settings.homeserver);
+    requireSetting('matrix', 'userId', settings.userId, 'The bot account’s full ID, like @nanobot:matrix.org.');
+    if (!/^@[^:\s]+:\S+$/.test(settings.userId))
+      throw new UserError(
+        `channels.matrix.userId must be a full Matrix ID like @nanobot:matrix.org (got ${settings.userId}).`,
+      );
+    if (!settings.accessToken.trim() && !settings.password) requireSetting('matrix', 'accessToken', '', TOKEN_HINT);
+  },
+  async createPlatform(settings, context) {
+    const sdk = await importSdk(context.log);
+    const { MatrixPlatform } = await import('./platform.js');
+    return new MatrixPlatform({ sdk, settings, log: context.log, dataDir: context.dataDir });
+  },
+  async login(settings, context) {
+    const sdk = await importSdk(context.log);
+    const { checkLogin } = await import('./session.js');
+    await checkLogin(sdk, settings, homeserverRoot(settings.homeserver), context.dataDir, context);
+  },
+});
+
+/** The SDK, its console logging routed into our log first (some SDK modules bind the logger as they load). */
+async function importSdk(log: Logger): Promise<typeof import('matrix-js-sdk')> {
+  try {
+    const { logger } = await import('matrix-js-sdk/lib/logger.js');
+    const { routeSdkLogs } = await import('./sdk-log.js');
+    routeSdkLogs(logger, log);
+    return await import('matrix-js-sdk');
+  } catch (err) {
+    throw missingSdk('Matrix', 'matrix-js-sdk', err);
+  }
+}
+
+/**
+ * The API root without a trailing slash. The access token travels with every request, so plain http is accepted
+ * only for a homeserver on this machine.
+ */
+export function homeserverRoot(homeserver: string): string {
+  let url: URL;
+  try {
+    url = new URL(homeserver);
+  } catch {
+    throw new UserError(
+      `channels.matrix.homeserver is not a URL: ${homeserver}`,
+      'Use the homeserver’s address with https://, e.g. https://matrix.org.',
+    );
+  }
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw new UserError(
+      `channels.matrix.homeserver must be an https:// URL (plain http only for 127.0.0.1/localhost): ${homeserver}`,
+      'The access token is sent with every request.',
+    );
+  }
+  return homeserver.replace(/\/+$/, '');
+}
