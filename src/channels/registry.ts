@@ -12,12 +12,14 @@ import { feishuChannel } from './feishu/index.js';
 import { matrixChannel } from './matrix/index.js';
 import type { PairingStore } from './pairing.js';
 import type { CommandInfo } from './platform.js';
+import { slackChannel } from './slack/index.js';
 import { telegramChannel } from './telegram/index.js';
 import { websocketChannel } from './websocket/index.js';
 
 export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
   telegramChannel,
   websocketChannel,
+  slackChannel,
   discordChannel,
   feishuChannel,
   matrixChannel,
