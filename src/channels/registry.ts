@@ -8,6 +8,7 @@ import { type Logger, silentLogger } from '../util/log.js';
 import type { Channel } from './channel.js';
 import type { RegisteredChannel } from './definition.js';
 import { discordChannel } from './discord/index.js';
+import { emailChannel } from './email/index.js';
 import { feishuChannel } from './feishu/index.js';
 import { matrixChannel } from './matrix/index.js';
 import type { PairingStore } from './pairing.js';
@@ -23,6 +24,7 @@ export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
   discordChannel,
   feishuChannel,
   matrixChannel,
+  emailChannel,
 ];
 
 export function findChannel(name: string): RegisteredChannel | undefined {

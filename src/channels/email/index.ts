@@ -1,0 +1,161 @@
+/**
+ * The email channel: nanobot's `channels.email` keys (IMAP in, SMTP out) and its registration. imapflow and
+ * nodemailer are imported only when the channel starts.
+ */
+import { z } from 'zod';
+import { UserError } from '../../util/errors.js';
+import { defineChannel } from '../definition.js';
+import { channelSettingsSchema, missingSdk, requireSetting } from '../settings.js';
+
+/** allowFrom holds addresses (any case), names of users at the mailbox's own domain, or `*`. */
+const allowList = z.array(z.union([z.string(), z.number()]).transform(String)).default([]);
+
+const emailKeys = channelSettingsSchema.extend({
+  allowFrom: allowList,
+  /** The mailbox owner agreed that nanobot reads this mailbox and answers from it; nothing starts without it. */
+  consentGranted: z.boolean().default(false),
+  imapHost: z.string().default(''),
+  imapPort: z.int().min(1).max(65535).default(993),
+  imapUsername: z.string().default(''),
+  imapPassword: z.string().default(''),
+  imapMailbox: z.string().min(1).default('INBOX'),
+  /** Implicit TLS (port 993); when false, STARTTLS is used (and required unless the server is on this machine). */
+  imapUseSsl: z.boolean().default(true),
+  smtpHost: z.string().default(''),
+  smtpPort: z.int().min(1).max(65535).default(587),
+  smtpUsername: z.string().default(''),
+  smtpPassword: z.string().default(''),
+  /** STARTTLS (port 587). */
+  smtpUseTls: z.boolean().default(true),
+  /** Implicit TLS (port 465). */
+  smtpUseSsl: z.boolean().default(false),
+  /** The From of replies; default smtpUsername. */
+  fromAddress: z.string().default(''),
+  /** false: mail still reaches the agent, but nothing is sent back to the people who wrote it. */
+  autoReplyEnabled: z.boolean().default(true),
+  /** Seconds between mailbox checks besides IMAP IDLE (the only way in when the server has no IDLE). */
+  pollIntervalSeconds: z.number().min(1).default(30),
+  /** Flag handled mail \Seen (only unseen mail is read). */
+  markSeen: z.boolean().default(true),
+  /** After handling a mail: move it to `postActionMoveMailbox`, or delete it. */
+  postAction: z.enum(['move', 'delete']).nullish(),
+  postActionMoveMailbox: z.string().nullish(),
+  /** Leave mail that got no answer (automated, mailing lists, the bot's own) where it is. */
+  postActionIgnoreSkipped: z.boolean().default(true),
+  /** Longest mail body handed to the agent. */
+  maxBodyChars: z.int().min(100).default(12_000),
+  subjectPrefix: z.string().default('Re: '),
+  /** Require `dkim=pass` / `spf=pass` in the receiving server's Authentication-Results header (anti-spoofing). */
+  verifyDkim: z.boolean().default(true),
+  verifySpf: z.boolean().default(true),
+  /** MIME types of attachments to save for the agent (`application/pdf`, `image/*`, `*`); empty saves none. */
+  allowedAttachmentTypes: z.array(z.string()).default([]),
+  /** Bytes, per attachment, both directions. */
+  maxAttachmentSize: z.int().min(0).default(2_000_000),
+  maxAttachmentsPerEmail: z.int().min(0).default(5),
+  /** Mails from one sender answered per hour; more are left unanswered (mail loops, floods). */
+  maxRepliesPerSenderPerHour: z.int().min(1).default(20),
+  /** Longest reply in one mail; a longer reply goes out as several mails. */
+  maxReplyChars: z.int().min(500).default(100_000),
+});
+
+export type EmailSettings = z.infer<typeof emailKeys>;
+
+/** The keys, with allowFrom in the form sender ids take (see `senderIdOf`). */
+export const emailSettingsSchema: z.ZodType<EmailSettings> = emailKeys.transform((settings) => ({
+  ...settings,
+  allowFrom: settings.allowFrom.map((entry) => {
+    const address = addressOf(entry);
+    return address ? senderIdOf(address, ownAddress(settings)) : entry.trim();
+  }),
+}));
+
+const SETUP_HINT =
+  'Use a mailbox made for the agent; set channels.email.imapHost/imapUsername/imapPassword and ' +
+  'smtpHost/smtpUsername/smtpPassword (for Gmail: an app password), then consentGranted: true.';
+
+export const emailChannel = defineChannel<EmailSettings>({
+  name: 'email',
+  displayName: 'Email',
+  schema: emailSettingsSchema,
+  credentials: ['imapHost', 'imapUsername', 'imapPassword', 'smtpHost', 'smtpUsername', 'smtpPassword'],
+  setupHint: SETUP_HINT,
+  validate(settings) {
+    if (!settings.consentGranted) {
+      throw new UserError(
+        'channels.email.consentGranted is not true, so the email channel does not start.',
+        'nanobot reads every new mail in that mailbox and answers from it: set consentGranted to true once the ' +
+          'mailbox owner agreed.',
+      );
+    }
+    for (const key of ['imapHost', 'imapUsername', 'imapPassword', 'smtpHost', 'smtpUsername', 'smtpPassword'] as const)
+      requireSetting('email', key, settings[key], SETUP_HINT);
+    if (!ownAddress(settings))
+      throw new UserError(
+        'channels.email.fromAddress is not set and smtpUsername is not an email address, so replies have no sender.',
+        'Set channels.email.fromAddress to the mailbox address, e.g. "agent@example.com".',
+      );
+    if (settings.postAction === 'move' && !settings.postActionMoveMailbox?.trim())
+      throw new UserError('channels.email.postAction is "move" but postActionMoveMailbox names no folder.');
+    if (!settings.smtpUseSsl && !settings.smtpUseTls && !isLoopbackHost(settings.smtpHost))
+      throw new UserError(
+        `channels.email.smtpUseTls and smtpUseSsl are both false: the SMTP password would cross the network unencrypted.`,
+        'Plain SMTP is accepted only for a server on this machine (127.0.0.1/localhost); use smtpUseTls (587) or smtpUseSsl (465).',
+      );
+  },
+  async createPlatform(settings, context) {
+    let imapflow: typeof import('imapflow');
+    let nodemailer: typeof import('nodemailer');
+    try {
+      imapflow = await import('imapflow');
+    } catch (err) {
+      throw missingSdk('Email', 'imapflow', err);
+    }
+    try {
+      nodemailer = await import('nodemailer');
+    } catch (err) {
+      throw missingSdk('Email', 'nodemailer', err);
+    }
+    const { EmailPlatform } = await import('./platform.js');
+    return new EmailPlatform({ imapflow, nodemailer, settings, dataDir: context.dataDir, log: context.log });
+  },
+});
+
+/** The mailbox's own address: replies come from it and mail from it is never answered. */
+export function ownAddress(settings: EmailSettings): string | undefined {
+  return [settings.fromAddress, settings.smtpUsername, settings.imapUsername]
+    .map((value) => addressOf(value))
+    .find((address) => address !== undefined);
+}
+
+/** Every address of this mailbox (From, SMTP and IMAP logins), lower case. */
+export function ownAddresses(settings: EmailSettings): Set<string> {
+  const all = [settings.fromAddress, settings.smtpUsername, settings.imapUsername].map((value) => addressOf(value));
+  return new Set(all.filter((address): address is string => address !== undefined));
+}
+
+/** `Agent <agent@example.com>` or `agent@example.com` → `agent@example.com`; undefined when it is no address. */
+export function addressOf(value: string): string | undefined {
+  const bracketed = /<([^<>\s]+@[^<>\s]+)>/.exec(value)?.[1];
+  const address = (bracketed ?? value).trim().toLowerCase();
+  return /^[^@\s]+@[^@\s]+\.[^@\s]+$|^[^@\s]+@localhost$/.test(address) ? address : undefined;
+}
+
+/**
+ * A sender's id: the address, or for users of the mailbox's own domain just the name before the @ (like accounts
+ * on one server: `alice` is alice@<own domain>). Addresses are compared in lower case.
+ */
+export function senderIdOf(address: string, own: string | undefined): string {
+  const lower = address.toLowerCase();
+  const at = lower.lastIndexOf('@');
+  const ownDomain = own?.slice(own.lastIndexOf('@') + 1);
+  return at > 0 && lower.slice(at + 1) === ownDomain ? lower.slice(0, at) : lower;
+}
+
+export function isLoopbackHost(host: string): boolean {
+  const bare = host
+    .trim()
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^127(\.\d{1,3}){3}$/.test(bare);
+}
