@@ -29,7 +29,13 @@ async function setup(script: ((r: ChatRequest) => Partial<LLMResponse>)[], turns
   await sessions.save(session);
   const provider = new FakeProvider(script);
   const history = new HistoryStore(workspace);
-  const runner = new AgentRunner({ provider, model: 'm', maxTokens: 1000, tools: new ToolRegistry(), maxIterations: 3 });
+  const runner = new AgentRunner({
+    provider,
+    model: 'm',
+    maxTokens: 1000,
+    tools: new ToolRegistry(),
+    maxIterations: 3,
+  });
   const consolidator = new Consolidator({
     provider,
     model: 'm',
@@ -71,8 +77,9 @@ describe('context overflow reported by the provider', () => {
 
   it('gives up after one retry, and when there is no older history to archive', async () => {
     const twice = await setup(
-      Array.from({ length: 6 }, () => (request: ChatRequest) =>
-        isSummary(request) ? { content: 'Summary.' } : overflow,
+      Array.from(
+        { length: 6 },
+        () => (request: ChatRequest) => (isSummary(request) ? { content: 'Summary.' } : overflow),
       ),
       6,
     );
