@@ -81,10 +81,12 @@ export class Report {
     for (const section of this.sections) {
       const took = section.seconds === undefined ? '' : ` Took ${section.seconds.toFixed(0)} s.`;
       out.push('', `## ${section.title}`, '', `Load average at start: ${section.load}.${took}`, '');
-      out.push(
-        '| figure | median | min | max | n | compared | note |',
-        '| --- | ---: | ---: | ---: | ---: | --- | --- |',
-      );
+      if (section.figures.length) {
+        out.push(
+          '| figure | median | min | max | n | compared | note |',
+          '| --- | ---: | ---: | ---: | ---: | --- | --- |',
+        );
+      }
       for (const f of section.figures) {
         if (f instanceof Skipped) {
           out.push(`| ${f.id} | skipped | | | | | ${cellText(f.reason)} |`);
