@@ -172,7 +172,8 @@ async function main() {
   report.print(`\nLoad average at end: ${loadAtEnd}`);
   if (options.results) {
     const mode = options.quick ? 'quick' : `full (idle ${options.idleMinutes} min)`;
-    const busiest = Math.max(...[loadAtStart, loadAtEnd].map((l) => Number(l.split(' / ')[0])));
+    const loads = [loadAtStart, loadAtEnd, ...report.sections.map((s) => s.load)];
+    const busiest = Math.max(...loads.map((l) => Number(l.split(' / ')[0])));
     if (busiest > os.cpus().length) {
       header.Caution = `the machine was busy (1-min load up to ${busiest} on ${os.cpus().length} cores): figures are provisional`;
     }

@@ -1,6 +1,6 @@
 // Benches import project modules straight from src/: esbuild bundles the given exports into a scratch file,
 // so no build step is needed and the measured code is the code under test.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -8,9 +8,14 @@ import { build } from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** Bundles `exportLines` (like "export { X } from './src/…/x.js';", relative to the repository root); returns the file. */
+/**
+ * Bundles `exportLines` (like "export { X } from './src/…/x.js';", relative to the repository root); returns the file,
+ * which is removed when this process exits.
+ */
 export async function bundleFromSource(exportLines, name = 'bench') {
-  const outfile = join(mkdtempSync(join(tmpdir(), `nb-${name}-`)), `${name}.mjs`);
+  const dir = mkdtempSync(join(tmpdir(), `nb-${name}-`));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const outfile = join(dir, `${name}.mjs`);
   await build({
     absWorkingDir: root,
     stdin: { contents: exportLines.join('\n'), resolveDir: root, loader: 'ts' },
