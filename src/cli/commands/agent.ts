@@ -36,7 +36,12 @@ export async function runAgent(opts: GlobalOptions & AgentFlags): Promise<void> 
 /** Background subagents report back before a one-shot run ends; their follow-up answers are printed. Ctrl+C cancels. */
 async function awaitSubagents(agent: Agent): Promise<void> {
   const idle = agent.subagents.idle();
-  const pending = await Promise.race([idle.then(() => false), new Promise((r) => setTimeout(r, 50, true))]);
+  let timer: NodeJS.Timeout | undefined;
+  const slow = new Promise<boolean>((resolve) => {
+    timer = setTimeout(resolve, 50, true);
+  });
+  const pending = await Promise.race([idle.then(() => false), slow]);
+  clearTimeout(timer); // an armed timer would hold every one-shot run open for its 50 ms
   if (!pending) return;
   process.stderr.write('  … waiting for background subagents to report (Ctrl+C to cancel them)\n');
   const cancel = () => void agent.subagents.shutdown();
