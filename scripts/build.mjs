@@ -25,6 +25,19 @@ const zodEnglishOnly = {
     }));
   },
 };
+/** node-fetch's Blob falls back to a web-streams polyfill on runtimes without node:stream/web; Node 20 has it. */
+const noStreamsPolyfill = {
+  name: 'no-web-streams-polyfill',
+  setup(b) {
+    b.onResolve({ filter: /^web-streams-polyfill(\/|$)/ }, () => ({
+      path: 'web-streams-polyfill',
+      namespace: 'empty',
+    }));
+    b.onLoad({ filter: /.*/, namespace: 'empty' }, () => ({
+      contents: "throw new Error('node:stream/web is missing: nanobot needs Node 20 or later');",
+    }));
+  },
+};
 // Build beside dist/ and swap it in, so a concurrent test run never sees a half-written bundle.
 const staging = join(root, `dist.tmp-${process.pid}`);
 const retired = join(root, `dist.old-${process.pid}`);
@@ -46,7 +59,7 @@ await build({
   banner: {
     js: "import { createRequire as __nanobotRequire } from 'node:module'; const require = __nanobotRequire(import.meta.url);",
   },
-  plugins: [zodEnglishOnly],
+  plugins: [zodEnglishOnly, noStreamsPolyfill],
   legalComments: 'none',
   minify: process.env.NANOBOT_BUILD_DEBUG !== '1',
   // Error classification looks at SDK error class names; minified names would all read as unknown errors.

@@ -38,6 +38,7 @@ export async function installSize(ctx) {
 }
 
 async function duTotal(paths) {
+  if (paths.length === 0) return 0; // du with no paths would measure the current folder
   const { stdout } = await run('du', ['-skc', '--exclude=node_modules', ...paths], { maxBuffer: 16 * 1024 * 1024 });
   return Number(stdout.trim().split('\n').at(-1).split('\t')[0]) / 1024;
 }

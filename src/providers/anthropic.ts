@@ -5,6 +5,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { buildMessagesBody } from './anthropic-request.js';
 import { toProviderError } from './errors.js';
+import { providerFetch } from './http.js';
 import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from './options.js';
 import type { ResolvedProvider } from './resolve.js';
 import { errorResponse, retryingProvider } from './retry.js';
@@ -50,7 +51,7 @@ function makeClient(resolved: ResolvedProvider, opts: ProviderOptions): Anthropi
       ...resolved.settings.extraHeaders,
     },
     ...(resolved.settings.extraQuery ? { defaultQuery: resolved.settings.extraQuery } : {}),
-    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    fetch: opts.fetch ?? providerFetch,
   });
 }
 

@@ -25,6 +25,8 @@ const NETWORK_CODES = new Set([
   'ENETUNREACH',
   'UND_ERR_SOCKET',
   'UND_ERR_CLOSED',
+  // node-fetch (the SDKs' HTTP client): the connection closed before the body ended.
+  'ERR_STREAM_PREMATURE_CLOSE',
 ]);
 const TIMEOUT_CODES = new Set([
   'ETIMEDOUT',

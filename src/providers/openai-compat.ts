@@ -8,6 +8,7 @@ import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import { type CommonClientOptions, makeAzureClient } from './azure.js';
 import { toProviderError } from './errors.js';
+import { providerFetch } from './http.js';
 import { buildChatBody } from './openai-request.js';
 import { isResponsesCompatibilityError, streamResponses } from './openai-responses.js';
 import { ChunkAccumulator } from './openai-stream.js';
@@ -52,7 +53,7 @@ function makeClient(resolved: ResolvedProvider, settings: WireSettings, opts: Pr
     timeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     defaultHeaders: { ...resolved.spec.defaultHeaders, ...resolved.settings.extraHeaders },
     ...(resolved.settings.extraQuery ? { defaultQuery: resolved.settings.extraQuery } : {}),
-    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    fetch: opts.fetch ?? providerFetch,
   };
   if (resolved.spec.quirks?.azure) return makeAzureClient(resolved, settings, common);
   return new OpenAI({ ...common, baseURL: resolved.apiBase });
