@@ -70,12 +70,19 @@ interface BlockedRange {
 function range(cidr: string, label: string): BlockedRange {
   const [network = '', prefix = ''] = cidr.split('/');
   const list = new net.BlockList();
-  list.addSubnet(network, Number(prefix), net.isIPv6(network) ? 'ipv6' : 'ipv4');
+  list.addSubnet(network, Number(prefix), network.includes(':') ? 'ipv6' : 'ipv4');
   return { cidr, label, list };
 }
 
+// Built on first use: a one-shot CLI turn that fetches nothing should not pay for them at start.
+let blocked: { v4: BlockedRange[]; v6: BlockedRange[] } | undefined;
+const blockedRanges = () => {
+  blocked ??= { v4: blockedV4(), v6: blockedV6() };
+  return blocked;
+};
+
 // Order matters only for the label: the first match names the reason.
-const BLOCKED_V4: BlockedRange[] = [
+const blockedV4 = (): BlockedRange[] => [
   range('0.0.0.0/8', '"this network"'),
   range('10.0.0.0/8', 'private network'),
   range('100.64.0.0/10', 'carrier-grade NAT / Tailscale'),
@@ -90,7 +97,7 @@ const BLOCKED_V4: BlockedRange[] = [
   range('240.0.0.0/4', 'reserved'),
 ];
 
-const BLOCKED_V6: BlockedRange[] = [
+const blockedV6 = (): BlockedRange[] => [
   range('::/128', 'unspecified address'),
   range('::1/128', 'loopback'),
   range('fc00::/7', 'unique local (private) IPv6'),
@@ -151,7 +158,7 @@ export function blockedRangeOf(ip: string): string | null {
   const family = net.isIP(bare);
   if (family === 0) return 'not a valid IP address';
   if (family === 4) {
-    const hit = BLOCKED_V4.find((r) => r.list.check(bare, 'ipv4'));
+    const hit = blockedRanges().v4.find((r) => r.list.check(bare, 'ipv4'));
     return hit ? `${hit.label} (${hit.cidr})` : null;
   }
   const embedded = embeddedIPv4(bare);
@@ -159,7 +166,7 @@ export function blockedRangeOf(ip: string): string | null {
     const inner = blockedRangeOf(embedded.ipv4);
     return inner ? `${embedded.form} form of ${embedded.ipv4}, ${inner}` : null;
   }
-  const hit = BLOCKED_V6.find((r) => r.list.check(bare, 'ipv6'));
+  const hit = blockedRanges().v6.find((r) => r.list.check(bare, 'ipv6'));
   return hit ? `${hit.label} (${hit.cidr})` : null;
 }
 

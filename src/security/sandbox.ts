@@ -283,15 +283,50 @@ function which(program: string): string | undefined {
   return undefined;
 }
 
+const PROBE_ARGS = [
+  ...['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--cap-drop', 'ALL'],
+  ...['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--', 'true'],
+];
+/** Probe outcomes by bwrap path: the first line of its error, or undefined when it can build a sandbox. */
+const probeOutcomes = new Map<string, string | undefined>();
+const probeError = (stderr: string, fallback: string) => (stderr || fallback).trim().split('\n')[0];
+
+/**
+ * Probes bubblewrap in the background, so the first exec call (or the exec tool's description, which says whether
+ * commands are sandboxed) finds the answer ready instead of blocking the event loop on a child process.
+ */
+export function probeSandboxInBackground(): void {
+  if (process.platform !== 'linux') return;
+  const bwrap = which('bwrap');
+  if (!bwrap || probeOutcomes.has(bwrap)) return;
+  let stderr = '';
+  const child = spawn(bwrap, PROBE_ARGS, { timeout: 5000, stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const settle = (outcome: string | undefined) => {
+    if (!probeOutcomes.has(bwrap)) probeOutcomes.set(bwrap, outcome);
+  };
+  child.on('error', (err) => settle(probeError('', err.message)));
+  child.on('close', (code) => settle(code === 0 ? undefined : probeError(stderr, `exit ${code}`)));
+}
+
 export const realSandboxHost: SandboxHost = {
   platform: process.platform,
   which,
   probeBwrap(bwrap) {
-    const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--cap-drop', 'ALL'];
-    args.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--', 'true');
-    const result = spawnSync(bwrap, args, { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'ignore', 'pipe'] });
-    if (result.status === 0) return undefined;
-    return (result.stderr || result.error?.message || `exit ${result.status}`).trim().split('\n')[0];
+    if (!probeOutcomes.has(bwrap)) {
+      const result = spawnSync(bwrap, PROBE_ARGS, {
+        encoding: 'utf8',
+        timeout: 5000,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      probeOutcomes.set(
+        bwrap,
+        result.status === 0 ? undefined : probeError(result.stderr, result.error?.message ?? `exit ${result.status}`),
+      );
+    }
+    return probeOutcomes.get(bwrap);
   },
   tunUsable() {
     try {

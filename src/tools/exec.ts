@@ -14,6 +14,7 @@ import { checkCommandUrls, type NetworkPolicy } from '../security/network.js';
 import {
   isVisibleInSandbox,
   planSandboxMounts,
+  probeSandboxInBackground,
   resolveSandbox,
   type SandboxHost,
   type SandboxResolution,
@@ -109,6 +110,7 @@ export function createExecTool(options: ExecToolOptions) {
   const defaultTimeout = Math.min(options.timeout ?? DEFAULT_EXEC_TIMEOUT_S, MAX_EXEC_TIMEOUT_S);
   const { policy, sessions } = options;
   let sandbox: SandboxResolution | undefined;
+  if (options.sandbox !== 'none' && options.sandbox !== '' && !options.sandboxHost) probeSandboxInBackground();
   const childHome = () => buildChildEnv(parentEnv, options).HOME ?? os.homedir();
 
   // Resolved on first use: probing bubblewrap spawns a process, which startup should not pay for.
