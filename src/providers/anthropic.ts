@@ -6,20 +6,11 @@ import Anthropic from '@anthropic-ai/sdk';
 import { buildMessagesBody } from './anthropic-request.js';
 import { toProviderError } from './errors.js';
 import { providerFetch } from './http.js';
+import { failMessage, finishMessage, type MessageBlocks } from './message-blocks.js';
 import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from './options.js';
 import type { ResolvedProvider } from './resolve.js';
-import { errorResponse, retryingProvider } from './retry.js';
-import type {
-  ChatRequest,
-  FinishReason,
-  LLMProvider,
-  LLMResponse,
-  ProviderError,
-  StreamEvent,
-  ThinkingBlock,
-  ToolCall,
-  Usage,
-} from './types.js';
+import { retryingProvider } from './retry.js';
+import type { ChatRequest, LLMProvider, LLMResponse, ProviderError, StreamEvent, Usage } from './types.js';
 
 export function createAnthropicProvider(resolved: ResolvedProvider, opts: ProviderOptions = {}): LLMProvider {
   return retryingProvider(
@@ -90,15 +81,9 @@ function withoutSdkNotices<T>(call: () => T): T {
   }
 }
 
-type PendingBlock =
-  | { type: 'text'; text: string }
-  | { type: 'thinking'; thinking: string; signature: string }
-  | { type: 'redacted_thinking'; data: string }
-  | { type: 'tool_use'; id: string; name: string; json: string; startInput: unknown };
-
 /** Folds raw Messages stream events into one response, emitting text/reasoning/tool-call events on the way. */
 class EventAccumulator {
-  private readonly blocks = new Map<number, PendingBlock>();
+  private readonly blocks: MessageBlocks = new Map();
   private stopReason: string | null = null;
   private finished = false;
   private usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
@@ -130,39 +115,15 @@ class EventAccumulator {
   }
 
   finish(): LLMResponse {
-    if (!this.finished) {
-      // A dropped connection can end the stream without message_stop: never pass a cut-off answer as complete.
-      const error: ProviderError = this.blocks.size
-        ? { kind: 'network', message: 'The response stream ended before the model finished.', retryable: true }
-        : { kind: 'server', message: 'The provider returned an empty response.', retryable: true };
-      return this.fail(error);
-    }
-    if (this.stopReason === 'model_context_window_exceeded') {
-      // Asking the model to "continue" cannot help: the context itself is full.
-      return this.fail({
-        kind: 'context_overflow',
-        message: 'The conversation no longer fits the model’s context window.',
-        retryable: false,
-      });
-    }
-    const { content, toolCalls, thinkingBlocks, reasoning } = this.collect();
-    return {
-      content,
-      toolCalls,
-      finishReason: mapStopReason(this.stopReason, toolCalls.length > 0),
-      ...(reasoning ? { reasoningContent: reasoning } : {}),
-      ...(thinkingBlocks.length ? { thinkingBlocks } : {}),
-      ...(this.sawUsage ? { usage: this.totalUsage() } : {}),
-    };
+    // message_stop without a stop_reason still ends the message normally.
+    return finishMessage(this.blocks, {
+      stopReason: this.finished ? (this.stopReason ?? 'end_turn') : undefined,
+      usage: this.sawUsage ? this.totalUsage() : undefined,
+    });
   }
 
   fail(error: ProviderError): LLMResponse {
-    const { content, reasoning } = this.collect();
-    return errorResponse(error, {
-      content,
-      ...(reasoning ? { reasoningContent: reasoning } : {}),
-      ...(this.sawUsage ? { usage: this.totalUsage() } : {}),
-    });
+    return failMessage(this.blocks, error, this.sawUsage ? this.totalUsage() : undefined);
   }
 
   private startBlock(index: number, block: Anthropic.RawContentBlockStartEvent['content_block']): void {
@@ -203,28 +164,6 @@ class EventAccumulator {
     this.emit({ type: 'reasoning-delta', text });
   }
 
-  private collect() {
-    const ordered = [...this.blocks.entries()].sort(([a], [b]) => a - b).map(([, block]) => block);
-    const text = ordered.map((b) => (b.type === 'text' ? b.text : '')).join('');
-    const thinkingBlocks: ThinkingBlock[] = [];
-    const toolCalls: ToolCall[] = [];
-    for (const block of ordered) {
-      if (block.type === 'thinking') {
-        thinkingBlocks.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
-      } else if (block.type === 'redacted_thinking') {
-        thinkingBlocks.push({ type: 'redacted_thinking', data: block.data });
-      } else if (block.type === 'tool_use') {
-        toolCalls.push({
-          id: block.id,
-          type: 'function',
-          function: { name: block.name, arguments: toolArguments(block) },
-        });
-      }
-    }
-    const reasoning = thinkingBlocks.map((b) => (b.type === 'thinking' ? b.thinking : '')).join('');
-    return { content: text || null, toolCalls, thinkingBlocks, reasoning };
-  }
-
   /** Fields are cumulative; message_delta repeats or updates what message_start said. */
   private readUsage(raw: object | null | undefined): void {
     if (!raw) return;
@@ -251,28 +190,5 @@ class EventAccumulator {
       ...(cacheRead ? { cachedTokens: cacheRead } : {}),
       ...(cacheWrite ? { cacheWriteTokens: cacheWrite } : {}),
     };
-  }
-}
-
-/** Normalised JSON text of a tool_use input; a fragment that does not parse is passed on for the tool to reject. */
-function toolArguments(block: { json: string; startInput: unknown }): string {
-  if (!block.json.trim()) return JSON.stringify(block.startInput ?? {});
-  try {
-    return JSON.stringify(JSON.parse(block.json));
-  } catch {
-    return block.json;
-  }
-}
-
-function mapStopReason(reason: string | null, hasToolCalls: boolean): FinishReason {
-  switch (reason) {
-    case 'tool_use':
-      return 'tool_calls';
-    case 'max_tokens':
-      return 'length';
-    case 'refusal':
-      return 'content_filter';
-    default:
-      return hasToolCalls ? 'tool_calls' : 'stop';
   }
 }

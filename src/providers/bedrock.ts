@@ -13,21 +13,12 @@ import type {
 } from '@aws-sdk/client-bedrock-runtime';
 import { buildConverseRequest } from './bedrock-request.js';
 import { providerErrorFromStatus, toProviderError } from './errors.js';
+import { failMessage, finishMessage, type MessageBlocks } from './message-blocks.js';
 import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from './options.js';
 import { upstreamModelName } from './registry.js';
 import type { ResolvedProvider } from './resolve.js';
 import { errorResponse, retryingProvider } from './retry.js';
-import type {
-  ChatRequest,
-  FinishReason,
-  LLMProvider,
-  LLMResponse,
-  ProviderError,
-  StreamEvent,
-  ThinkingBlock,
-  ToolCall,
-  Usage,
-} from './types.js';
+import type { ChatRequest, LLMProvider, LLMResponse, ProviderError, StreamEvent, Usage } from './types.js';
 import { type WireSettings, wireSettings } from './wire-settings.js';
 
 export const BEDROCK_PACKAGE = '@aws-sdk/client-bedrock-runtime';
@@ -156,14 +147,8 @@ async function streamOnce(
   return accumulator.finish();
 }
 
-type Block =
-  | { type: 'text'; text: string }
-  | { type: 'thinking'; thinking: string; signature: string }
-  | { type: 'redacted_thinking'; data: string }
-  | { type: 'tool_use'; id: string; name: string; json: string };
-
 class ConverseAccumulator {
-  private readonly blocks = new Map<number, Block>();
+  private readonly blocks: MessageBlocks = new Map();
   private stopReason: string | undefined;
   private usage: Usage | undefined;
 
@@ -203,38 +188,11 @@ class ConverseAccumulator {
   }
 
   finish(): LLMResponse {
-    if (!this.stopReason) {
-      // A dropped connection can end the stream without messageStop: never pass a cut-off answer as complete.
-      const error: ProviderError = this.blocks.size
-        ? { kind: 'network', message: 'The response stream ended before the model finished.', retryable: true }
-        : { kind: 'server', message: 'The provider returned an empty response.', retryable: true };
-      return this.fail(error);
-    }
-    if (this.stopReason === 'model_context_window_exceeded') {
-      return this.fail({
-        kind: 'context_overflow',
-        message: 'The conversation no longer fits the model’s context window.',
-        retryable: false,
-      });
-    }
-    const { content, toolCalls, thinkingBlocks, reasoning } = this.collect();
-    return {
-      content,
-      toolCalls,
-      finishReason: mapStopReason(this.stopReason, toolCalls.length > 0),
-      ...(reasoning ? { reasoningContent: reasoning } : {}),
-      ...(thinkingBlocks.length ? { thinkingBlocks } : {}),
-      ...(this.usage ? { usage: this.usage } : {}),
-    };
+    return finishMessage(this.blocks, { stopReason: this.stopReason, usage: this.usage });
   }
 
   fail(error: ProviderError): LLMResponse {
-    const { content, reasoning } = this.collect();
-    return errorResponse(error, {
-      content,
-      ...(reasoning ? { reasoningContent: reasoning } : {}),
-      ...(this.usage ? { usage: this.usage } : {}),
-    });
+    return failMessage(this.blocks, error, this.usage);
   }
 
   private applyDelta(index: number, delta: NonNullable<ConverseStreamOutput['contentBlockDelta']>['delta']): void {
@@ -261,53 +219,6 @@ class ConverseAccumulator {
       }
       if (signature) thinking.signature += signature;
     }
-  }
-
-  private collect() {
-    const ordered = [...this.blocks.entries()].sort(([a], [b]) => a - b).map(([, block]) => block);
-    const text = ordered.map((b) => (b.type === 'text' ? b.text : '')).join('');
-    const thinkingBlocks: ThinkingBlock[] = [];
-    const toolCalls: ToolCall[] = [];
-    for (const block of ordered) {
-      if (block.type === 'thinking') {
-        thinkingBlocks.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
-      } else if (block.type === 'redacted_thinking') {
-        thinkingBlocks.push(block);
-      } else if (block.type === 'tool_use') {
-        toolCalls.push({
-          id: block.id,
-          type: 'function',
-          function: { name: block.name, arguments: normalizeJson(block.json) },
-        });
-      }
-    }
-    const reasoning = thinkingBlocks.map((b) => (b.type === 'thinking' ? b.thinking : '')).join('');
-    // Unsigned reasoning (DeepSeek R1, gpt-oss) is shown, but there is nothing to replay.
-    const signed = thinkingBlocks.filter((b) => b.type === 'redacted_thinking' || b.signature);
-    return { content: text || null, toolCalls, thinkingBlocks: signed, reasoning };
-  }
-}
-
-function normalizeJson(json: string): string {
-  if (!json.trim()) return '{}';
-  try {
-    return JSON.stringify(JSON.parse(json));
-  } catch {
-    return json;
-  }
-}
-
-function mapStopReason(reason: string, hasToolCalls: boolean): FinishReason {
-  switch (reason) {
-    case 'tool_use':
-      return 'tool_calls';
-    case 'max_tokens':
-      return 'length';
-    case 'guardrail_intervened':
-    case 'content_filtered':
-      return 'content_filter';
-    default:
-      return hasToolCalls ? 'tool_calls' : 'stop';
   }
 }
 

@@ -113,7 +113,7 @@ export function createExecTool(options: ExecToolOptions) {
   if (options.sandbox !== 'none' && options.sandbox !== '' && !options.sandboxHost) probeSandboxInBackground();
   const childHome = () => buildChildEnv(parentEnv, options).HOME ?? os.homedir();
 
-  // Resolved on first use: probing bubblewrap spawns a process, which startup should not pay for.
+  // Resolved on first use, from the bubblewrap probe started above (or, if it has not answered yet, a probe of its own).
   const getSandbox = (homeDir: string): SandboxResolution => {
     sandbox ??= resolveSandbox(
       options,
