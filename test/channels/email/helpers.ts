@@ -1,15 +1,11 @@
 /** A gateway with the email channel enabled against a mail world and a fake LLM, in a throwaway data dir. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ImapFlow } from 'imapflow';
 import { expect } from 'vitest';
-import { loadConfig } from '../../../src/config/load.js';
-import { type Gateway, startGateway } from '../../../src/gateway/runtime.js';
+import type { Gateway } from '../../../src/gateway/runtime.js';
 import { createLogger } from '../../../src/util/log.js';
 import { type FakeLLM, startFakeLLM } from '../../helpers/fake-llm.js';
 import { eventually } from '../contract.js';
+import { startChannelGateway, writeChannelConfig } from '../gateway-harness.js';
 import type { Dovecot } from './dovecot.js';
 import { MAIL_PASSWORD } from './dovecot.js';
 import { type MailWorld, startMailWorld } from './mail-world.js';
@@ -32,40 +28,15 @@ export async function startEmailGateway(
 ): Promise<EmailGateway> {
   const mail = world ?? (await startMailWorld());
   const llm = await startFakeLLM();
-  const home = mkdtempSync(join(tmpdir(), 'nb-email-'));
-  const dataDir = join(home, '.nanobot');
-  const workspace = join(dataDir, 'workspace');
-  await mkdir(workspace, { recursive: true });
-  const configPath = join(dataDir, 'config.json');
-  const config = {
-    agents: { defaults: { workspace, provider: 'custom', model: 'test-model' } },
-    providers: { custom: { apiKey: 'test-key', apiBase: `${llm.url}/v1` } },
-    tools: { web: { enable: false } },
-    gateway: { heartbeat: { enabled: false } },
-    channels: {
-      sendToolHints: false,
-      showReasoning: false,
-      websocket: { enabled: false },
-      // IDLE announces new mail; the polling check stays out of the way unless a test wants it.
-      email: { ...mail.settings, enabled: true, allowFrom: [`@${OWNER}`], pollIntervalSeconds: 600, ...email },
-    },
-  };
-  writeFileSync(configPath, JSON.stringify(config, null, 2));
-  const loaded = await loadConfig({ configPath, home, env: {} });
-  const gateway = await startGateway({
-    loaded,
-    port: 0,
-    env: {},
-    watchConfig: false,
-    writeStateFile: false,
-    channelBackoff: { initialMs: 50, maxMs: 300 },
-    ...(process.env.CONTRACT_DEBUG ? { log: createLogger('debug') } : {}),
-  });
+  // IDLE announces new mail; the polling check stays out of the way unless a test wants it.
+  const settings = { ...mail.settings, allowFrom: [`@${OWNER}`], pollIntervalSeconds: 600, ...email };
+  const files = await writeChannelConfig('email', llm, settings);
+  const gateway = await startChannelGateway(files, process.env.CONTRACT_DEBUG ? { log: createLogger('debug') } : {});
   const run: EmailGateway = {
     gateway,
     world: mail,
     llm,
-    dataDir,
+    dataDir: files.dataDir,
     close: async () => {
       await gateway.shutdown('test end');
       await mail.close();
