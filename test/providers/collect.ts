@@ -1,3 +1,9 @@
+import {
+  isResolveError,
+  type ProviderSettings,
+  type ResolvedProvider,
+  resolveProvider,
+} from '../../src/providers/index.js';
 import type { ChatRequest, LLMProvider, LLMResponse, StreamEvent } from '../../src/providers/types.js';
 
 /** Runs one request to the end: every streamed event, in order, and the final response. */
@@ -23,4 +29,11 @@ export function recordingSleep(): { sleep: (ms: number) => Promise<void>; waits:
       waits.push(ms);
     },
   };
+}
+
+/** The provider a config with one `providers.<provider>` block resolves to; a config that does not resolve throws. */
+export function resolvedProvider(provider: string, model: string, settings: ProviderSettings): ResolvedProvider {
+  const result = resolveProvider({ model, provider, providers: { [provider]: settings }, env: {} });
+  if (isResolveError(result)) throw new Error(result.error);
+  return result;
 }

@@ -4,10 +4,9 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAnthropicProvider } from '../../src/providers/anthropic.js';
-import { isResolveError, type ResolvedProvider, resolveProvider } from '../../src/providers/index.js';
 import { createOpenAICompatProvider } from '../../src/providers/openai-compat.js';
 import type { LLMProvider } from '../../src/providers/types.js';
-import { collect, textOf } from './collect.js';
+import { collect, resolvedProvider, textOf } from './collect.js';
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -28,16 +27,7 @@ async function sseServer(frames: string[], then: 'cut' | 'hang'): Promise<string
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-function resolved(provider: string, apiBase: string): ResolvedProvider {
-  const result = resolveProvider({
-    model: 'm',
-    provider,
-    providers: { [provider]: { apiKey: 'k', apiBase } },
-    env: {},
-  });
-  if (isResolveError(result)) throw new Error(result.error);
-  return result;
-}
+const resolved = (provider: string, apiBase: string) => resolvedProvider(provider, 'm', { apiKey: 'k', apiBase });
 
 const openaiFrame = (content: string) =>
   `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;

@@ -1,14 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  isResolveError,
-  type ProviderSettings,
-  type ResolvedProvider,
-  resolveProvider,
-} from '../../src/providers/index.js';
 import { createOpenAICompatProvider } from '../../src/providers/openai-compat.js';
 import type { ChatMessage, ChatRequest, ToolDefinition } from '../../src/providers/types.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
-import { collect, recordingSleep, textOf } from './collect.js';
+import { collect, recordingSleep, resolvedProvider, textOf } from './collect.js';
 
 let fake: FakeLLM | undefined;
 afterEach(async () => {
@@ -16,11 +10,7 @@ afterEach(async () => {
   fake = undefined;
 });
 
-function resolved(provider: string, model: string, settings: ProviderSettings): ResolvedProvider {
-  const result = resolveProvider({ model, provider, providers: { [provider]: settings }, env: {} });
-  if (isResolveError(result)) throw new Error(result.error);
-  return result;
-}
+const resolved = resolvedProvider;
 
 async function setup(script: Parameters<typeof startFakeLLM>[0], provider = 'custom', model = 'test-model') {
   fake = await startFakeLLM(script);

@@ -1,14 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  isResolveError,
-  type ProviderSettings,
-  type ResolvedProvider,
-  resolveProvider,
-} from '../../src/providers/index.js';
 import { createOpenAICompatProvider } from '../../src/providers/openai-compat.js';
 import type { ChatMessage, ChatRequest, StreamEvent, ToolDefinition } from '../../src/providers/types.js';
 import { chatStream, type FakeWire, startFakeWire, type WireStep } from '../helpers/fake-wire.js';
-import { collect, textOf } from './collect.js';
+import { collect, resolvedProvider, textOf } from './collect.js';
 
 let wire: FakeWire | undefined;
 afterEach(async () => {
@@ -16,11 +10,7 @@ afterEach(async () => {
   wire = undefined;
 });
 
-function resolved(provider: string, model: string, settings: ProviderSettings): ResolvedProvider {
-  const result = resolveProvider({ model, provider, providers: { [provider]: settings }, env: {} });
-  if (isResolveError(result)) throw new Error(result.error);
-  return result;
-}
+const resolved = resolvedProvider;
 
 async function setup(steps: WireStep[], provider = 'ollama', model = 'qwen3:8b') {
   wire = await startFakeWire(steps);

@@ -1,15 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  isResolveError,
-  type ProviderSettings,
-  type ResolvedProvider,
-  resolveProvider,
-} from '../../src/providers/index.js';
+import type { ResolvedProvider } from '../../src/providers/index.js';
 import { createOpenAICompatProvider } from '../../src/providers/openai-compat.js';
 import { buildResponsesBody } from '../../src/providers/openai-responses.js';
 import type { ChatMessage, ChatRequest, ToolDefinition } from '../../src/providers/types.js';
 import { chatStream, type FakeWire, responsesStream, startFakeWire } from '../helpers/fake-wire.js';
-import { collect, recordingSleep, textOf } from './collect.js';
+import { collect, recordingSleep, resolvedProvider, textOf } from './collect.js';
 
 let wire: FakeWire | undefined;
 afterEach(async () => {
@@ -17,11 +12,7 @@ afterEach(async () => {
   wire = undefined;
 });
 
-function resolved(provider: string, model: string, settings: ProviderSettings): ResolvedProvider {
-  const result = resolveProvider({ model, provider, providers: { [provider]: settings }, env: {} });
-  if (isResolveError(result)) throw new Error(result.error);
-  return result;
-}
+const resolved = resolvedProvider;
 
 const request = (messages: ChatMessage[], extra: Partial<ChatRequest> = {}): ChatRequest => ({
   model: 'gpt-5.1',

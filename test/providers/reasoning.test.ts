@@ -1,16 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildMessagesBody } from '../../src/providers/anthropic-request.js';
-import {
-  isResolveError,
-  type ProviderSettings,
-  type ResolvedProvider,
-  resolveProvider,
-} from '../../src/providers/index.js';
+import type { ProviderSettings } from '../../src/providers/index.js';
 import { createOpenAICompatProvider } from '../../src/providers/openai-compat.js';
 import { buildChatBody } from '../../src/providers/openai-request.js';
 import type { ChatMessage, ChatRequest } from '../../src/providers/types.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
-import { collect } from './collect.js';
+import { collect, resolvedProvider } from './collect.js';
 
 let fake: FakeLLM | undefined;
 afterEach(async () => {
@@ -18,16 +13,8 @@ afterEach(async () => {
   fake = undefined;
 });
 
-function resolved(provider: string, model: string, settings: ProviderSettings = {}): ResolvedProvider {
-  const result = resolveProvider({
-    model,
-    provider,
-    providers: { [provider]: { apiKey: 'k', apiBase: 'http://127.0.0.1:9/v1', ...settings } },
-    env: {},
-  });
-  if (isResolveError(result)) throw new Error(result.error);
-  return result;
-}
+const resolved = (provider: string, model: string, settings: ProviderSettings = {}) =>
+  resolvedProvider(provider, model, { apiKey: 'k', apiBase: 'http://127.0.0.1:9/v1', ...settings });
 
 const user = (content: string): ChatMessage => ({ role: 'user', content });
 const call = { id: 'call_1', type: 'function' as const, function: { name: 'exec', arguments: '{"command":"ls"}' } };
