@@ -25,99 +25,128 @@ export interface PairingReport {
 /** The assistant message whose results are being collected. */
 interface OpenCalls {
   calls: ToolCall[];
-  ids: Set<string>;
-  results: Map<string, ChatMessage>;
+  /** The result found for each call, by position (calls per message are few: arrays beat sets here). */
+  results: (ChatMessage | undefined)[];
   /** Non-tool messages seen after the assistant message; they are emitted after its results. */
   deferred: ChatMessage[];
 }
 
 /**
  * Returns a repaired copy: each assistant message with tool calls is directly followed by exactly one result per
- * call, in call order. Input messages are never modified; every returned message is a fresh shallow copy.
+ * call, in call order. Input messages are never modified; every returned message is a fresh shallow copy without
+ * the session-only `timestamp`.
  */
 export function repairToolPairing(messages: readonly ChatMessage[]): {
   messages: ChatMessage[];
   report: PairingReport;
 } {
-  const report: PairingReport = {
-    backfilledResults: 0,
-    droppedOrphanResults: 0,
-    droppedDuplicateResults: 0,
-    droppedMalformedCalls: 0,
-    droppedEmptyAssistants: 0,
-    movedResults: 0,
-  };
   const out: ChatMessage[] = [];
-  let open: OpenCalls | undefined;
+  const repair = new PairingRepair((message) => out.push(message));
+  for (const message of messages) repair.add(message);
+  repair.finish();
+  return { messages: out, report: repair.report };
+}
 
-  const closeOpenCalls = () => {
-    if (!open) return;
-    for (const call of open.calls) {
-      const result = open.results.get(call.id);
-      if (result) {
-        out.push(result);
-        continue;
-      }
-      report.backfilledResults++;
-      out.push({ role: 'tool', tool_call_id: call.id, name: call.function.name, content: MISSING_TOOL_RESULT });
-    }
-    for (const message of open.deferred) out.push(message);
-    open = undefined;
-  };
+export const emptyPairingReport = (): PairingReport => ({
+  backfilledResults: 0,
+  droppedOrphanResults: 0,
+  droppedDuplicateResults: 0,
+  droppedMalformedCalls: 0,
+  droppedEmptyAssistants: 0,
+  movedResults: 0,
+});
 
-  for (const message of messages) {
+/**
+ * The repair as a stream: messages go in one at a time and come out through `emit` once their place is final.
+ * Whenever it is `settled` (no assistant message waits for results), everything fed so far has been emitted for good
+ * and the rest of a history is repaired the same whatever came before, so a caller may keep the output up to a
+ * settled point and resume from there with a new repair seeded with the report so far.
+ */
+export class PairingRepair {
+  readonly report: PairingReport;
+  private open: OpenCalls | undefined;
+
+  constructor(
+    private readonly emit: (message: ChatMessage) => void,
+    report: PairingReport = emptyPairingReport(),
+  ) {
+    this.report = report;
+  }
+
+  get settled(): boolean {
+    return this.open === undefined;
+  }
+
+  add(message: ChatMessage): void {
+    const { report, open } = this;
     if (message.role === 'tool') {
       const id = message.tool_call_id;
       // Only the immediately preceding assistant message can own a result; anything else is an orphan.
-      if (!open || id === undefined || !open.ids.has(id)) {
+      const at = open && id !== undefined ? indexOfCall(open.calls, id) : -1;
+      if (!open || at === -1) {
         report.droppedOrphanResults++;
-      } else if (open.results.has(id)) {
+      } else if (open.results[at]) {
         report.droppedDuplicateResults++;
       } else {
         if (open.deferred.length > 0) report.movedResults++;
-        open.results.set(id, { ...message });
+        open.results[at] = modelCopy(message);
       }
-      continue;
+      return;
     }
     if (message.role !== 'assistant') {
-      (open ? open.deferred : out).push({ ...message });
-      continue;
+      if (open) open.deferred.push(modelCopy(message));
+      else this.emit(modelCopy(message));
+      return;
     }
-    closeOpenCalls();
+    this.finish();
     const calls = message.tool_calls ?? [];
     const valid = uniqueWellFormedCalls(calls);
     report.droppedMalformedCalls += calls.length - valid.length;
     if (valid.length === 0 && !hasContent(message.content)) {
       report.droppedEmptyAssistants++;
-      continue;
+      return;
     }
-    const copy: ChatMessage = { ...message };
+    const copy = modelCopy(message);
     // An empty tool_calls array is itself rejected by OpenAI-style APIs, so the key goes.
     if (valid.length === 0) delete copy.tool_calls;
     else if (valid.length !== calls.length) copy.tool_calls = valid;
-    out.push(copy);
+    this.emit(copy);
     if (valid.length > 0) {
-      open = { calls: valid, ids: new Set(valid.map((call) => call.id)), results: new Map(), deferred: [] };
+      this.open = { calls: valid, results: new Array<ChatMessage | undefined>(valid.length), deferred: [] };
     }
   }
-  closeOpenCalls();
-  return { messages: out, report };
+
+  /** Emits the open calls' results (a placeholder for each missing one) and the messages held back behind them. */
+  finish(): void {
+    const { open } = this;
+    if (!open) return;
+    this.open = undefined;
+    for (const [i, call] of open.calls.entries()) {
+      const result = open.results[i];
+      if (result) {
+        this.emit(result);
+        continue;
+      }
+      this.report.backfilledResults++;
+      this.emit({ role: 'tool', tool_call_id: call.id, name: call.function.name, content: MISSING_TOOL_RESULT });
+    }
+    for (const message of open.deferred) this.emit(message);
+  }
 }
 
-// Stored calls are the same objects turn after turn, so each one's arguments are parsed once, not per request.
-const wellFormedMemo = new WeakMap<ToolCall, boolean>();
+/** A shallow copy for the model: the session's `timestamp` is not for it to see. */
+function modelCopy(message: ChatMessage): ChatMessage {
+  if (message.timestamp === undefined) return { ...message };
+  const { timestamp: _recorded, ...rest } = message;
+  return rest;
+}
 
-/** A call a provider will accept on replay: an id, a non-empty name, and arguments that are a JSON object (or empty). */
+/**
+ * A call a provider will accept on replay: an id, a non-empty name, and arguments that are a JSON object (or empty).
+ * Not memoised per call: the governor's memo (governor-memo.ts) already skips the messages it has seen.
+ */
 export function isWellFormedToolCall(call: ToolCall): boolean {
   if (typeof call !== 'object' || call === null) return false;
-  const memo = wellFormedMemo.get(call);
-  if (memo !== undefined) return memo;
-  const verdict = checkToolCall(call);
-  wellFormedMemo.set(call, verdict);
-  return verdict;
-}
-
-function checkToolCall(call: ToolCall): boolean {
   const fn: Partial<ToolCall['function']> | undefined = call.function;
   if (typeof call.id !== 'string' || call.id === '') return false;
   if (typeof fn?.name !== 'string' || fn.name.trim() === '') return false;
@@ -134,14 +163,16 @@ function checkToolCall(call: ToolCall): boolean {
 }
 
 function uniqueWellFormedCalls(calls: readonly ToolCall[]): ToolCall[] {
-  const seen = new Set<string>();
   const valid: ToolCall[] = [];
   for (const call of calls) {
-    if (!isWellFormedToolCall(call) || seen.has(call.id)) continue;
-    seen.add(call.id);
-    valid.push(call);
+    if (isWellFormedToolCall(call) && indexOfCall(valid, call.id) === -1) valid.push(call);
   }
   return valid;
+}
+
+function indexOfCall(calls: readonly ToolCall[], id: string): number {
+  for (let i = 0; i < calls.length; i++) if (calls[i]?.id === id) return i;
+  return -1;
 }
 
 function hasContent(content: MessageContent): boolean {

@@ -1,13 +1,16 @@
 /**
  * ContextGovernor: builds the model-side copy of a conversation before every model request. Deterministic and
- * LLM-free, and it never modifies the stored session. Steps, in order: repair tool-call pairing, cut oversized tool
- * results, clear old compactable tool results when over budget (microcompact), then snip the oldest turns.
+ * LLM-free, and it never modifies the stored session. Steps, in order: repair tool-call pairing (dropping the
+ * session-only `timestamp`), cut oversized tool results, clear old compactable tool results when over budget
+ * (microcompact), then snip the oldest turns. The first two are remembered per conversation (governor-memo.ts).
  * Reasoning fields (`reasoning_content`, signed `thinking_blocks`) pass through untouched: providers need them
  * replayed byte-for-byte, and DeepSeek needs an empty `reasoning_content` kept as ''.
  */
 import type { ChatMessage, MessageContent } from '../providers/types.js';
-import { type PairingReport, repairToolPairing } from './governor-pairing.js';
+import { type GovernorMemo, prepareHistory } from './governor-memo.js';
+import type { PairingReport } from './governor-pairing.js';
 
+export { GovernorMemo, GovernorMemos } from './governor-memo.js';
 export {
   findLegalStart,
   isLegalStart,
@@ -51,6 +54,8 @@ export interface GovernorOptions {
   compactableTools?: ReadonlySet<string>;
   /** The most recent tool results (of any tool) that are never cleared. Default 10. */
   keepRecentToolResults?: number;
+  /** This conversation's memo: the work on messages its last request had is reused (see governor-memo.ts). */
+  memo?: GovernorMemo;
 }
 
 export interface GovernorReport extends PairingReport {
@@ -80,43 +85,33 @@ interface Working {
 export function prepareForModel(messages: readonly ChatMessage[], options: GovernorOptions = {}): GovernedMessages {
   const estimate = options.estimateTokens ?? estimateTokensByChars;
   const maxChars = options.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS;
-  const repaired = repairToolPairing(messages);
-  // The repaired messages are fresh copies, so entries can be replaced in place.
-  const working: Working = { messages: repaired.messages, tokens: [], total: 0 };
-  let truncatedResults = 0;
-  working.messages.forEach((original, i) => {
-    let message = original;
-    if (message.role === 'tool') {
-      const content = cutContent(message.content, maxChars);
-      if (content !== message.content) {
-        message = { ...message, content };
-        working.messages[i] = message;
-        truncatedResults++;
-      }
-    }
-    const tokens = estimate([message]);
-    working.tokens.push(tokens);
-    working.total += tokens;
-  });
-
-  const estimatedTokensBefore = working.total;
+  const tokensOf = options.estimateTokens ? (message: ChatMessage) => estimate([message]) : messageTokensByChars;
+  // With a memo, the repair, truncation and counts of messages the last request already had are reused.
+  const steps = { estimator: estimate, tokensOf, maxChars, cut: cutContent };
+  const prepared = prepareHistory(messages, steps, options.memo);
+  const { truncatedResults, ...pairing } = prepared.counts;
+  const estimatedTokensBefore = prepared.total;
   const budget = options.budgetTokens;
   let compactedResults = 0;
   let snippedMessages = 0;
-  if (budget !== undefined && working.total > budget) {
+  let estimatedTokens = prepared.total;
+  if (budget !== undefined && prepared.total > budget) {
+    // The array is ours to change; the message objects are shared with later requests, so entries are replaced.
+    const working: Working = { messages: prepared.messages, tokens: prepared.tokens.slice(), total: prepared.total };
     compactedResults = microcompact(working, budget, options, estimate);
     if (working.total > budget) snippedMessages = snipOldest(working, budget);
+    estimatedTokens = working.total;
   }
   return {
-    messages: working.messages,
+    messages: prepared.messages,
     report: {
-      ...repaired.report,
+      ...pairing,
       truncatedResults,
       compactedResults,
       snippedMessages,
       estimatedTokensBefore,
-      estimatedTokens: working.total,
-      overBudget: budget !== undefined && working.total > budget,
+      estimatedTokens,
+      overBudget: budget !== undefined && estimatedTokens > budget,
     },
   };
 }
@@ -137,17 +132,19 @@ export function clearedToolResult(toolName: string): string {
 /** The default estimator: characters / 4, plus a small per-message overhead. */
 export function estimateTokensByChars(messages: readonly ChatMessage[]): number {
   let tokens = 0;
-  for (const message of messages) {
-    let chars = contentChars(message.content) + (message.reasoning_content?.length ?? 0);
-    for (const call of message.tool_calls ?? []) {
-      chars += (call.function?.name?.length ?? 0) + (call.function?.arguments?.length ?? 0);
-    }
-    for (const block of message.thinking_blocks ?? []) {
-      chars += block.type === 'thinking' ? block.thinking.length : block.data.length;
-    }
-    tokens += Math.ceil(chars / 4) + MESSAGE_OVERHEAD_TOKENS;
-  }
+  for (const message of messages) tokens += messageTokensByChars(message);
   return tokens;
+}
+
+function messageTokensByChars(message: ChatMessage): number {
+  let chars = contentChars(message.content) + (message.reasoning_content?.length ?? 0);
+  for (const call of message.tool_calls ?? []) {
+    chars += (call.function?.name?.length ?? 0) + (call.function?.arguments?.length ?? 0);
+  }
+  for (const block of message.thinking_blocks ?? []) {
+    chars += block.type === 'thinking' ? block.thinking.length : block.data.length;
+  }
+  return Math.ceil(chars / 4) + MESSAGE_OVERHEAD_TOKENS;
 }
 
 /** Clears old compactable results, oldest first, until under budget. Returns how many were cleared. */

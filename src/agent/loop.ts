@@ -216,7 +216,7 @@ export class AgentLoop {
     turn.overflowRetried = true;
     if (!(await compactAfterOverflow(consolidator, session, turn.user.index, turn.signal))) return false;
     this.log.warn(`session ${turn.key}: the request overflowed the model's context window; archived older history`);
-    const visible = (from: number, to?: number) => session.messages.slice(from, to).map(forModel);
+    const visible = (from: number, to?: number) => session.messages.slice(from, to);
     turn.request = [
       { role: 'system', content: context.buildSystemPrompt({ session }) },
       ...visible(session.lastConsolidated, turn.user.index),
@@ -346,7 +346,9 @@ export class AgentLoop {
           system = context.buildSystemPrompt({ session }); // the archived summary changed
         }
       }
-      const history = session.messages.slice(session.lastConsolidated).map(forModel);
+      // Stored messages go as they are: the runner's governor drops their timestamps, and reuses its work on the
+      // messages an earlier request had (so a turn in a long session costs its new messages, not the whole history).
+      const history = session.messages.slice(session.lastConsolidated);
       turn.request = [{ role: 'system', content: system }, ...history, user];
       turn.user = { message: user, index: session.messages.length };
       Object.assign(session.metadata, turn.directive?.metadata);
@@ -399,7 +401,7 @@ export class AgentLoop {
         // Another round: the nudge is the new last user message, saved before the model sees it.
         session.messages.push(stamp({ ...next.nudge }));
         session.metadata.pending_user_turn = true;
-        turn.request = [...required(turn.request), ...result.messages.map(forModel), next.nudge];
+        turn.request = [...required(turn.request), ...result.messages, next.nudge];
         turn.earlierRounds.push(result);
         turn.saved = 0;
       }
@@ -517,10 +519,4 @@ function stampCheckpoint(checkpoint: RuntimeCheckpoint): RuntimeCheckpoint {
     completed: checkpoint.completed.map(stamp),
     pending: checkpoint.pending,
   };
-}
-
-/** Session lines carry a timestamp the model must not see. */
-function forModel(message: ChatMessage): ChatMessage {
-  const { timestamp: _ignored, ...rest } = message;
-  return rest;
 }

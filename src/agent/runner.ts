@@ -17,7 +17,7 @@ import type {
 } from '../providers/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolContext, ToolResult } from '../tools/types.js';
-import { prepareForModel } from './governor.js';
+import { type GovernorMemo, GovernorMemos, prepareForModel } from './governor.js';
 import {
   CONTINUE_AFTER_LENGTH,
   EMPTY_RESPONSE_RETRY,
@@ -82,6 +82,9 @@ export interface RunResult {
 }
 
 export class AgentRunner {
+  /** Per conversation, what the governor did for its last request, so the next one only works on new messages. */
+  private readonly memos = new GovernorMemos();
+
   constructor(private readonly spec: RunnerSpec) {}
 
   async run(input: ChatMessage[], options: RunOptions = {}): Promise<RunResult> {
@@ -93,12 +96,13 @@ export class AgentRunner {
     let lengthRecoveries = 0;
     let lastSignature = '';
     let identicalCalls = 0;
+    const memo = this.memos.for(input);
 
     for (let iteration = 1; iteration <= spec.maxIterations; iteration++) {
       if (options.signal?.aborted) return { content: '', messages: added, stopReason: 'aborted', usage };
       if (iteration > 1) await this.injectPending(added, options);
       options.onEvent?.({ type: 'model-request', iteration });
-      const response = await this.request(conversation(), 'auto', options, usage);
+      const response = await this.request(conversation(), 'auto', options, usage, memo);
       if (response.finishReason === 'error') return this.failed(response, added, usage);
 
       const calls = response.toolCalls.filter(isWellFormed);
@@ -129,13 +133,13 @@ export class AgentRunner {
           emptyRetries++;
           continue;
         }
-        return this.finalizeWithoutTools(conversation(), options, usage, added, EMPTY_RESPONSE_RETRY);
+        return this.finalizeWithoutTools(conversation(), options, usage, added, EMPTY_RESPONSE_RETRY, memo);
       }
       const content = joinContinuations(added, response.content ?? '');
       added.push(assistantText(response));
       return { content: content.trim(), messages: added, stopReason: 'completed', usage };
     }
-    return this.finalizeWithoutTools(conversation(), options, usage, added, FINALIZE_REQUEST, true);
+    return this.finalizeWithoutTools(conversation(), options, usage, added, FINALIZE_REQUEST, memo, true);
   }
 
   private async request(
@@ -143,12 +147,13 @@ export class AgentRunner {
     toolChoice: 'auto' | 'none',
     options: RunOptions,
     usage: Usage,
+    memo: GovernorMemo,
   ): Promise<LLMResponse> {
     const { spec } = this;
     const tools = spec.tools.definitions();
     const stream = spec.provider.stream({
       model: spec.model,
-      messages: this.governed(messages, tools),
+      messages: this.governed(messages, tools, memo),
       tools,
       toolChoice,
       maxTokens: spec.maxTokens,
@@ -164,12 +169,13 @@ export class AgentRunner {
 
   /** Concurrency-safe calls run together; any other call runs alone, in order. Results keep call order. */
   /** The model-side copy: tool-call pairing repaired, big results cut, and old content cleared or snipped to fit. */
-  private governed(messages: ChatMessage[], tools: ToolDefinition[]): ChatMessage[] {
+  private governed(messages: ChatMessage[], tools: ToolDefinition[], memo: GovernorMemo): ChatMessage[] {
     const { spec } = this;
     const budgetTokens = spec.contextWindowTokens
       ? spec.contextWindowTokens - spec.maxTokens - 1024 - Math.ceil(JSON.stringify(tools).length / 4)
       : undefined;
     return prepareForModel(messages, {
+      memo,
       ...(budgetTokens !== undefined ? { budgetTokens: Math.max(budgetTokens, 1024) } : {}),
       ...(spec.maxToolResultChars ? { maxToolResultChars: spec.maxToolResultChars } : {}),
     }).messages;
@@ -242,11 +248,12 @@ export class AgentRunner {
     usage: Usage,
     added: ChatMessage[],
     instruction: string,
+    memo: GovernorMemo,
     budgetExhausted = false,
   ): Promise<RunResult> {
     if (options.signal?.aborted) return { content: '', messages: added, stopReason: 'aborted', usage };
     const prompt: ChatMessage = { role: 'user', content: instruction };
-    const response = await this.request([...messages, prompt], 'none', options, usage);
+    const response = await this.request([...messages, prompt], 'none', options, usage, memo);
     if (response.finishReason === 'error') return this.failed(response, added, usage);
     const text = response.content?.trim() ?? '';
     const content =

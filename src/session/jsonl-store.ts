@@ -1,44 +1,51 @@
 /**
- * nanobot's JSONL session format: a metadata line, then one message per line.
- * Files live outside the workspace (`<data>/sessions/<workspace-id>/<base64url(key)>.jsonl`) so the agent's
- * file tools cannot rewrite its own transcript.
+ * The JSONL session store (format in jsonl-format.ts). Files live outside the workspace
+ * (`<data>/sessions/<workspace-id>/<base64url(key)>.jsonl`) so the agent's file tools cannot rewrite its own transcript.
  *
  * Saves append: only the messages added since the session object was loaded or saved, plus a new metadata line
- * when its metadata changed (nanobot's loader lets the last metadata line win wherever it is), in one fsynced
- * O_APPEND write — so a turn in a 10,000-message session writes kilobytes, not the whole file. The file is
- * rewritten atomically when saved messages were removed or replaced, and compacted once superseded metadata lines
- * pile up. Loads are served from a cache while the file's size, mtime and inode are the ones this store last saw.
- * Damaged lines are skipped with a warning; a torn last line is cut off before the next append.
+ * when its metadata changed, in one fdatasynced O_APPEND write — so a turn in a 10,000-message session writes
+ * kilobytes, not the whole file. The file is rewritten atomically when saved messages were removed or replaced, and
+ * compacted once superseded metadata lines are worth a rewrite. Loads are served from a cache while the file's size,
+ * mtime and inode are the ones this store last saw; when the file only grew (another store appended), just the new
+ * lines are read. Damaged lines are skipped with a warning; a torn last line is cut off before the next append.
  */
-import { constants, type Stats } from 'node:fs';
-import { type FileHandle, open, readdir, rm, stat } from 'node:fs/promises';
+import { type FileHandle, open, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChatMessage } from '../providers/types.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { type Logger, silentLogger } from '../util/log.js';
+import {
+  appendToSessionFile,
+  extendVersion,
+  type FileStamp,
+  type FileVersion,
+  isMissing,
+  readAppended,
+  sameStamp,
+  stampOf,
+  toStamp,
+  versionOf,
+} from './jsonl-files.js';
+import {
+  decodeText,
+  headerOf,
+  type MetadataCount,
+  metadataLineOf,
+  parseSessionText,
+  serializeSession,
+} from './jsonl-format.js';
 import { newSession, type Session, type SessionStore, type SessionSummary } from './types.js';
 
-interface MetadataLine {
-  _type: 'metadata';
-  key: string;
-  created_at: string;
-  updated_at: string;
-  metadata: Record<string, unknown>;
-  last_consolidated: number;
-}
+export { parseSessionFile, serializeSession } from './jsonl-format.js';
 
 export interface JsonlSessionStoreOptions {
-  /** Rewrite the file once this many metadata lines have accumulated since the last rewrite. */
+  /**
+   * Metadata lines written since the last rewrite before the file is compacted — once they also take an eighth of
+   * the file, so that rewriting a long session's file stays rare next to the appends it saves.
+   */
   compactAfterMetadataLines?: number;
   /** Upper bound on the file bytes whose parsed sessions the load cache keeps (least recently used go first). */
   cacheBytes?: number;
-}
-
-/** Identifies one version of a file: a rename changes the inode, an append the size and mtime. */
-interface FileStamp {
-  size: number;
-  mtimeMs: number;
-  ino: number;
 }
 
 /** What one session object has on disk already: its messages (by identity) and its header. */
@@ -48,34 +55,25 @@ interface Persisted {
   header: string;
   preserved: string;
   /** The file as this object last loaded or wrote it; undefined when that is not known exactly. */
-  stamp: FileStamp | undefined;
+  version: FileVersion | undefined;
 }
 
 /** Metadata lines written since the file was last rewritten (what compaction would reclaim), and the file's size. */
-interface MetadataGrowth {
-  lines: number;
-  bytes: number;
+interface MetadataGrowth extends MetadataCount {
   fileBytes: number;
 }
 
 interface CacheEntry {
-  stamp: FileStamp;
+  version: FileVersion;
   snapshot: Session;
 }
 
-interface AppendResult {
-  /** The file before this append (including any torn tail it cut off). */
-  before: FileStamp;
-  after: FileStamp;
-  /** True when the file holds exactly its old complete lines plus ours: nobody else wrote in between. */
-  clean: boolean;
-}
-
 const DEFAULT_COMPACT_AFTER_METADATA_LINES = 64;
+/** Superseded metadata must take this share of the file before that many lines trigger a rewrite. */
+const COMPACT_MIN_SHARE = 1 / 8;
 const DEFAULT_CACHE_BYTES = 128 * 1024 * 1024;
 /** Superseded metadata may take up to half of a file (and at least this much) before the file is compacted. */
 const MIN_COMPACT_METADATA_BYTES = 1024 * 1024;
-const TAIL_SCAN_CHUNK = 64 * 1024;
 const NEWLINE = 0x0a;
 
 export const encodeSessionKey = (key: string): string => Buffer.from(key, 'utf8').toString('base64url');
@@ -117,9 +115,13 @@ export class JsonlSessionStore implements SessionStore {
         return newSession(key);
       }
       const cached = this.cache.get(path);
-      if (cached && sameStamp(cached.stamp, current)) {
+      if (cached && sameStamp(cached.version.stamp, current)) {
         this.touch(path, cached);
-        return this.handOut(cached.snapshot, cached.stamp);
+        return this.handOut(cached.snapshot, cached.version);
+      }
+      if (cached && cached.version.stamp.ino === current.ino && current.size > cached.version.stamp.size) {
+        const grown = await this.readGrowth(key, path, cached);
+        if (grown) return grown;
       }
       return this.readAndParse(key, path);
     });
@@ -174,17 +176,35 @@ export class JsonlSessionStore implements SessionStore {
     } finally {
       await handle.close();
     }
-    const parsed = parseSessionLines(bytes.toString('utf8'), key, path, this.log);
+    const parsed = parseSessionText(decodeText(bytes), key, path, this.log);
     this.growth.set(path, { ...parsed.metadata, fileBytes: bytes.length });
     // Another process may have appended between the stat and the read: then the stamp does not describe the text.
-    // A stamp is also withheld from a file that does not end in a newline (a torn tail): a stamp vouches for the file
+    // A version is also withheld from a file that does not end in a newline (a torn tail): it vouches for the file
     // ending with a complete line, so appends can skip reading its tail.
     if (bytes.length !== stamp.size || (bytes.length > 0 && bytes[bytes.length - 1] !== NEWLINE)) {
       this.dropCached(path);
       return this.handOut(parsed.session, undefined);
     }
-    this.remember(path, stamp, parsed.session);
-    return this.handOut(parsed.session, stamp);
+    const version = versionOf(stamp, bytes);
+    this.remember(path, version, parsed.session);
+    return this.handOut(parsed.session, version);
+  }
+
+  /** The cached session plus the lines another writer appended since; undefined when the file must be read whole. */
+  private async readGrowth(key: string, path: string, cached: CacheEntry): Promise<Session | undefined> {
+    const read = await readAppended(path, cached.version);
+    if (!read) return undefined;
+    const parsed = parseSessionText(decodeText(read.appended), key, path, this.log, cached.snapshot);
+    const growth = this.growth.get(path);
+    if (growth) {
+      this.growth.set(path, {
+        lines: growth.lines + parsed.metadata.lines,
+        bytes: growth.bytes + parsed.metadata.bytes,
+        fileBytes: read.version.stamp.size,
+      });
+    }
+    this.remember(path, read.version, parsed.session);
+    return this.handOut(parsed.session, read.version);
   }
 
   private async persist(session: Session, path: string, forceRewrite: boolean): Promise<void> {
@@ -198,7 +218,8 @@ export class JsonlSessionStore implements SessionStore {
     }
     if (lines.text === '') return; // Nothing new since this object was loaded or saved.
 
-    const appended = await appendToSessionFile(path, lines.text, before?.stamp, session.key, this.log);
+    const known = before?.version;
+    const appended = await appendToSessionFile(path, lines.text, known?.stamp, session.key, this.log);
     if (!appended) {
       await this.rewriteFile(session, path, header, preserved); // Missing, empty or unreadable: start it afresh.
       return;
@@ -211,60 +232,64 @@ export class JsonlSessionStore implements SessionStore {
       fileBytes: appended.after.size,
     });
     // The cache may only describe the file if it held exactly what this object had saved, plus our lines.
-    const exact = appended.clean && before?.stamp !== undefined && sameStamp(before.stamp, appended.before);
-    this.recordWrite(session, path, exact ? appended.after : undefined, header, preserved);
+    const exact = appended.clean && known !== undefined && sameStamp(known.stamp, appended.before);
+    const version = exact ? extendVersion(known, appended.after, appended.data) : undefined;
+    this.recordWrite(session, path, version, header, preserved);
   }
 
   private async rewriteFile(session: Session, path: string, header: string, preserved: string): Promise<void> {
-    const text = serializeSession(session);
-    await writeFileAtomic(path, text, 0o600);
-    const size = Buffer.byteLength(text);
-    this.growth.set(path, { lines: 1, bytes: text.indexOf('\n') + 1, fileBytes: size });
+    const bytes = Buffer.from(serializeSession(session), 'utf8');
+    await writeFileAtomic(path, bytes, 0o600);
+    this.growth.set(path, { lines: 1, bytes: bytes.indexOf(NEWLINE) + 1, fileBytes: bytes.length });
     const written = await stampOf(path);
     // A size other than ours means another process replaced or extended the file right after our rename.
-    const exact = written !== undefined && written.size === size;
-    this.recordWrite(session, path, exact ? written : undefined, header, preserved);
+    const exact = written !== undefined && written.size === bytes.length;
+    this.recordWrite(session, path, exact ? versionOf(written, bytes) : undefined, header, preserved);
   }
 
-  /** Notes what `session` now has on disk; `stamp` is set only when the file holds exactly that. */
+  /** Notes what `session` now has on disk; `version` is set only when the file holds exactly that. */
   private recordWrite(
     session: Session,
     path: string,
-    stamp: FileStamp | undefined,
+    version: FileVersion | undefined,
     header: string,
     preserved: string,
   ): void {
     const snapshot = detachedCopy(session);
-    if (stamp) this.remember(path, stamp, snapshot);
+    if (version) this.remember(path, version, snapshot);
     else this.dropCached(path);
-    this.persisted.set(session, { messages: snapshot.messages, header, preserved, stamp });
+    this.persisted.set(session, { messages: snapshot.messages, header, preserved, version });
   }
 
+  /**
+   * A rewrite costs the whole file, so superseded metadata is compacted once it takes half the file (at least 1 MB),
+   * or once there are many such lines and they take a fair share of it.
+   */
   private metadataOverflows(path: string, nextBytes: number): boolean {
     const growth = this.growth.get(path);
     if (!growth) return false;
-    return (
-      growth.lines + 1 > this.compactAfterMetadataLines ||
-      growth.bytes + nextBytes > Math.max(MIN_COMPACT_METADATA_BYTES, growth.fileBytes / 2)
-    );
+    const lines = growth.lines + 1;
+    const bytes = growth.bytes + nextBytes;
+    if (bytes > Math.max(MIN_COMPACT_METADATA_BYTES, growth.fileBytes / 2)) return true;
+    return lines > this.compactAfterMetadataLines && bytes > growth.fileBytes * COMPACT_MIN_SHARE;
   }
 
-  /** A copy the caller may mutate, registered as already persisted up to `stamp`. */
-  private handOut(snapshot: Session, stamp: FileStamp | undefined): Session {
+  /** A copy the caller may mutate, registered as already persisted up to `version`. */
+  private handOut(snapshot: Session, version: FileVersion | undefined): Session {
     const session = detachedCopy(snapshot);
     this.persisted.set(session, {
       messages: snapshot.messages,
       header: headerOf(session),
       preserved: JSON.stringify(session.preserved ?? []),
-      stamp,
+      version,
     });
     return session;
   }
 
-  private remember(path: string, stamp: FileStamp, snapshot: Session): void {
+  private remember(path: string, version: FileVersion, snapshot: Session): void {
     this.dropCached(path);
-    this.cache.set(path, { stamp, snapshot });
-    this.cachedBytes += stamp.size;
+    this.cache.set(path, { version, snapshot });
+    this.cachedBytes += version.stamp.size;
     // Evict least recently used sessions, but always keep the one just stored.
     for (const oldPath of [...this.cache.keys()]) {
       if (this.cachedBytes <= this.cacheBytes || oldPath === path) break;
@@ -280,7 +305,7 @@ export class JsonlSessionStore implements SessionStore {
   private dropCached(path: string): void {
     const entry = this.cache.get(path);
     if (!entry) return;
-    this.cachedBytes -= entry.stamp.size;
+    this.cachedBytes -= entry.version.stamp.size;
     this.cache.delete(path);
   }
 
@@ -337,167 +362,9 @@ function linesToAppend(
   return { text: lines.length ? `${lines.join('\n')}\n` : '', hasMetadata: metadata !== undefined, metadataBytes };
 }
 
-/**
- * Appends whole lines with one O_APPEND write and an fdatasync. A torn last line left by a crash is cut off first, so
- * our lines never glue onto it; a last line that is complete JSON but lacks its newline gets one. When the file is
- * still exactly as this store last wrote it (`known`), it ends with our newline and its tail need not be read.
- * Returns undefined when there is nothing to append to (missing or empty file, or a file that is one torn line).
- */
-async function appendToSessionFile(
-  path: string,
-  text: string,
-  known: FileStamp | undefined,
-  key: string,
-  log: Logger,
-): Promise<AppendResult | undefined> {
-  let handle: FileHandle;
-  try {
-    handle = await open(path, constants.O_RDWR | constants.O_APPEND);
-  } catch (err) {
-    if (isMissing(err)) return undefined;
-    throw err;
-  }
-  try {
-    const before = toStamp(await handle.stat());
-    if (before.size === 0) return undefined;
-    const end = known && sameStamp(known, before) ? before.size : await endOfLastLine(handle, before.size);
-    let prefix = '';
-    if (end < before.size) {
-      const tail = (await readRange(handle, end, before.size)).toString('utf8');
-      if (isJson(tail)) prefix = '\n';
-      else if (end === 0) return undefined;
-      else {
-        log.warn(`session ${key}: cut a torn last line (an interrupted write) off ${path} before appending`);
-        await handle.truncate(end);
-      }
-    }
-    const data = Buffer.from(prefix + text, 'utf8');
-    await handle.write(data);
-    await handle.datasync();
-    const after = toStamp(await handle.stat());
-    const base = prefix ? before.size : end;
-    return { before, after, clean: after.size === base + data.length };
-  } finally {
-    await handle.close();
-  }
-}
-
-/** The offset just past the file's last newline (0 when it has none). */
-async function endOfLastLine(handle: FileHandle, size: number): Promise<number> {
-  const last = await readRange(handle, size - 1, size);
-  if (last[0] === NEWLINE) return size; // The usual case: one byte read.
-  let end = size;
-  while (end > 0) {
-    const start = Math.max(0, end - TAIL_SCAN_CHUNK);
-    const chunk = await readRange(handle, start, end);
-    const at = chunk.lastIndexOf(NEWLINE);
-    if (at !== -1) return start + at + 1;
-    end = start;
-  }
-  return 0;
-}
-
-async function readRange(handle: FileHandle, start: number, end: number): Promise<Buffer> {
-  const buffer = Buffer.alloc(end - start);
-  const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
-  return buffer.subarray(0, bytesRead);
-}
-
-function isJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function stampOf(path: string): Promise<FileStamp | undefined> {
-  try {
-    return toStamp(await stat(path));
-  } catch (err) {
-    if (isMissing(err)) return undefined;
-    throw err;
-  }
-}
-
-const toStamp = (s: Stats): FileStamp => ({ size: s.size, mtimeMs: s.mtimeMs, ino: s.ino });
-const sameStamp = (a: FileStamp, b: FileStamp): boolean =>
-  a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino;
-const isMissing = (err: unknown): boolean => (err as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
-
-/** Everything the metadata line records except `updated_at`, which alone is no reason to append a line. */
-function headerOf(session: Session): string {
-  return JSON.stringify([session.key, session.createdAt, session.lastConsolidated, session.metadata]);
-}
-
-function metadataLineOf(session: Session): MetadataLine {
-  return {
-    _type: 'metadata',
-    key: session.key,
-    created_at: session.createdAt,
-    updated_at: session.updatedAt,
-    metadata: session.metadata,
-    last_consolidated: session.lastConsolidated,
-  };
-}
-
 /** A session whose array and metadata are its own; message objects are shared (immutable once saved). */
 function detachedCopy(session: Session): Session {
   const copy: Session = { ...session, metadata: structuredClone(session.metadata), messages: session.messages.slice() };
   if (session.preserved) copy.preserved = structuredClone(session.preserved);
   return copy;
-}
-
-export function serializeSession(session: Session): string {
-  const lines = [
-    JSON.stringify(metadataLineOf(session)),
-    ...(session.preserved ?? []).map((line) => JSON.stringify(line)),
-    ...session.messages.map((m) => JSON.stringify(m)),
-  ];
-  return `${lines.join('\n')}\n`;
-}
-
-export function parseSessionFile(text: string, key: string, path: string, log: Logger): Session {
-  return parseSessionLines(text, key, path, log).session;
-}
-
-function parseSessionLines(
-  text: string,
-  key: string,
-  path: string,
-  log: Logger,
-): { session: Session; metadata: { lines: number; bytes: number } } {
-  const session = newSession(key);
-  const metadata = { lines: 0, bytes: 0 };
-  const lines = text.split('\n');
-  const lastIndex = lines.findLastIndex((l) => l.trim() !== '');
-  lines.forEach((line, index) => {
-    if (line.trim() === '') return;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      const where = index === lastIndex ? 'a torn last line (an interrupted write)' : `a corrupt line ${index + 1}`;
-      log.warn(`session ${key}: dropped ${where} in ${path}`);
-      return;
-    }
-    if (typeof value !== 'object' || value === null) return;
-    const record = value as Record<string, unknown>;
-    if (record._type === 'metadata') {
-      const meta = record as Partial<MetadataLine>;
-      session.createdAt = meta.created_at ?? session.createdAt;
-      session.updatedAt = meta.updated_at ?? session.updatedAt;
-      session.metadata = meta.metadata ?? {};
-      session.lastConsolidated = meta.last_consolidated ?? 0;
-      metadata.lines += 1;
-      metadata.bytes += line.length + 1;
-    } else if (record._type === undefined && typeof record.role === 'string') {
-      session.messages.push(record as unknown as ChatMessage);
-    } else if (typeof record._type === 'string') {
-      session.preserved = [...(session.preserved ?? []), record];
-    }
-  });
-  session.lastConsolidated = Math.min(session.lastConsolidated, session.messages.length);
-  return { session, metadata };
 }
