@@ -172,7 +172,7 @@ export class AgentRunner {
   private governed(messages: ChatMessage[], tools: ToolDefinition[], memo: GovernorMemo): ChatMessage[] {
     const { spec } = this;
     const budgetTokens = spec.contextWindowTokens
-      ? spec.contextWindowTokens - spec.maxTokens - 1024 - Math.ceil(JSON.stringify(tools).length / 4)
+      ? spec.contextWindowTokens - spec.maxTokens - 1024 - toolSchemaTokens(tools)
       : undefined;
     return prepareForModel(messages, {
       memo,
@@ -345,4 +345,15 @@ function joinContinuations(added: ChatMessage[], last: string): string {
     i -= 2;
   }
   return parts.join('');
+}
+
+/** Rough tokens of the tool schemas, by definitions array: the registry keeps one array until its tools change. */
+const schemaTokens = new WeakMap<readonly ToolDefinition[], number>();
+function toolSchemaTokens(tools: readonly ToolDefinition[]): number {
+  let tokens = schemaTokens.get(tools);
+  if (tokens === undefined) {
+    tokens = Math.ceil(JSON.stringify(tools).length / 4);
+    schemaTokens.set(tools, tokens);
+  }
+  return tokens;
 }
