@@ -38,6 +38,8 @@ export interface TurnInput {
   media?: string[];
   /** Overrides the default `channel:chat_id` key. */
   sessionKey?: string;
+  /** The platform thread the message came from (Slack, Discord, Feishu topics): `message` sends go back into it. */
+  threadId?: string;
   /** A `modelPresets` name for this turn only (a cron job's own model), over the session's `/model` choice. */
   modelPreset?: string;
 }
@@ -372,7 +374,12 @@ export class AgentLoop {
           if (event.type === 'model-request') turn.llmCalls++;
           onEvent?.(event);
         },
-        toolContext: { sessionKey: turn.key, channel: turn.input.channel, chatId: turn.input.chatId },
+        toolContext: {
+          sessionKey: turn.key,
+          channel: turn.input.channel,
+          chatId: turn.input.chatId,
+          ...(turn.input.threadId ? { threadId: turn.input.threadId } : {}),
+        },
         onCheckpoint: (checkpoint) =>
           persist(() => {
             session.metadata.runtime_checkpoint = stampCheckpoint(checkpoint);

@@ -281,6 +281,7 @@ export class Dispatcher {
       content: message.content,
       ...(message.media?.length ? { media: message.media } : {}),
       ...(message.sessionKey ? { sessionKey: message.sessionKey } : {}),
+      ...(typeof message.metadata?.thread_id === 'string' ? { threadId: message.metadata.thread_id } : {}),
     };
     // Tool hints, reasoning and (for channels that stream) the answer as it is written.
     const relay = new TurnRelay({

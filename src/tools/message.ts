@@ -61,12 +61,15 @@ export function createMessageTool(options: MessageToolOptions) {
         if (!existsSync(resolved.path)) return fail(`Attachment not found: ${path}`);
         media.push(resolved.path);
       }
+      // A send to the chat the turn came from stays in the thread the user wrote in (metadata as channels read it).
+      const sameChat = channel === ctx.channel && chatId === ctx.chatId;
       options.send({
         channel,
         chatId,
         content: args.content,
         ...(media.length ? { media } : {}),
         ...(args.buttons?.length ? { buttons: args.buttons } : {}),
+        ...(sameChat && ctx.threadId ? { metadata: { thread_id: ctx.threadId } } : {}),
       });
       recent.push(now());
       sent.set(key, recent);

@@ -18,6 +18,8 @@ export interface ToolContext {
   sessionKey?: string;
   channel?: string;
   chatId?: string;
+  /** The platform thread of the turn's message, when it came from one. */
+  threadId?: string;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every argument shape

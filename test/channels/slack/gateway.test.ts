@@ -58,6 +58,17 @@ describe('slack channel', () => {
     expect(run.slack.callsOf('conversations.replies')).toHaveLength(0);
   });
 
+  it('a progress update the agent sends with the message tool lands in the thread the user wrote in', async () => {
+    const run = await start();
+    run.llm.enqueue(
+      { toolCalls: [{ name: 'message', arguments: { content: 'Working on it…' } }] },
+      { text: 'Done: 4.' },
+    );
+    const root = run.slack.userSays({ channel: CHANNEL, user: OWNER.id, text: `${mention} add 2+2`, appMention: true });
+    await eventually(() => expect(shown(run, CHANNEL)).toEqual(['Working on it…', 'Done: 4.']));
+    expect(run.slack.messagesIn(CHANNEL).map((m) => m.threadTs)).toEqual([root, root]);
+  });
+
   it('renders Markdown as Slack mrkdwn: bold, italics, links, inline code and code blocks', async () => {
     const run = await start();
     run.llm.enqueue({
