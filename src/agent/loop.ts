@@ -437,10 +437,33 @@ export class AgentLoop {
     },
   };
 
+  /**
+   * Estimates of the system prompts and tool sets seen lately: both are the same turn after turn, and counting them
+   * (serialising every tool schema) cost more than the rest of a turn's bookkeeping. A tool set is keyed by its
+   * array (the registry builds a new one when the tools change), a prompt by its exact text.
+   */
+  private readonly fixedEstimates = {
+    systems: new Map<string, number>(),
+    tools: new WeakMap<readonly ToolDefinition[], number>(),
+  };
+
   private fixedTokens(system: string, user: ChatMessage): number {
-    const tools = JSON.stringify(this.deps.toolDefinitions?.() ?? []);
+    const { systems, tools: toolSets } = this.fixedEstimates;
+    let systemTokens = systems.get(system);
+    if (systemTokens === undefined) {
+      systemTokens = estimateTextTokens(system);
+      // A handful of prompts at once at most (sessions with their own summaries); drop the oldest beyond that.
+      if (systems.size >= 16) systems.delete(systems.keys().next().value ?? '');
+      systems.set(system, systemTokens);
+    }
+    const tools = this.deps.toolDefinitions?.() ?? [];
+    let toolTokens = toolSets.get(tools);
+    if (toolTokens === undefined) {
+      toolTokens = estimateTextTokens(JSON.stringify(tools));
+      toolSets.set(tools, toolTokens);
+    }
     const { text, images } = contentText(user.content);
-    return estimateTextTokens(system) + estimateTextTokens(tools) + estimateTextTokens(text) + images * IMAGE_TOKENS;
+    return systemTokens + toolTokens + estimateTextTokens(text) + images * IMAGE_TOKENS;
   }
 
   /** The default runner, or the one of the preset this session switched to with /model. */

@@ -18,6 +18,7 @@ import { type Logger, silentLogger } from '../util/log.js';
 import { type ConfigWatcher, watchConfigFile } from './config-watch.js';
 import { Dispatcher, type DispatcherSettings } from './dispatcher.js';
 import { type HealthServer, startHealthServer } from './health.js';
+import { limitHeapGrowth } from './heap.js';
 import { isProcessAlive, logFilePath, readState, removeState, writeState } from './state-file.js';
 
 /** A background service (cron, heartbeat, auto-compaction…) that lives as long as the gateway. */
@@ -63,6 +64,8 @@ export interface StartGatewayOptions {
   reloadConfig?: () => Promise<LoadedConfig>;
   /** Called after a reload was applied (channel settings and the like). */
   onReload?: (loaded: LoadedConfig) => void | Promise<void>;
+  /** Keep the V8 heap near its live size (src/gateway/heap.ts); default true. */
+  limitHeapGrowth?: boolean;
 }
 
 export interface Gateway {
@@ -91,6 +94,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   let loaded = options.loaded;
   const writeStateFile = options.writeStateFile ?? true;
   if (writeStateFile) refuseSecondGateway(loaded.dataDir);
+  if (options.limitHeapGrowth ?? true) limitHeapGrowth();
 
   const bus = new MessageBus();
   const pairing = new PairingStore({ dir: join(loaded.dataDir, 'pairing') });

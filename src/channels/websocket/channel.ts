@@ -26,6 +26,7 @@ import type { ServerFrame } from './frames.js';
 import { startWebUiServer, type WebUiServer } from './http.js';
 import { MediaRefs } from './media-refs.js';
 import { framesFor } from './outbound.js';
+import { FlushScheduler, Outbox } from './outbox.js';
 import { type ClientFrame, parseClientFrame } from './protocol.js';
 import { handleApi } from './rest.js';
 import { hostForUrl, normalizePath, type WebSocketSettings } from './settings.js';
@@ -51,6 +52,9 @@ export interface WebSocketChannelOptions {
 
 interface Client {
   socket: WebSocket;
+  /** The TCP connection under `socket`: corked while a batch of frames is written, so they leave in one write. */
+  transport: Duplex;
+  outbox: Outbox;
   clientId: string;
   defaultChat: string;
   chats: Set<string>;
@@ -71,6 +75,9 @@ export class WebSocketChannel implements Channel, WebUiHost {
   private readonly media = new MediaRefs();
   private readonly subscribers = new Map<string, Set<Client>>();
   private readonly clients = new Set<Client>();
+  private readonly flushes = new FlushScheduler((err) =>
+    this.log.debug(`${this.name}: writing frames failed: ${errorMessage(err)}`),
+  );
   private state: ChannelStatus = 'stopped';
   private bus?: MessageBus;
   private http?: WebUiServer;
@@ -137,6 +144,8 @@ export class WebSocketChannel implements Channel, WebUiHost {
   async stop(): Promise<void> {
     this.state = 'stopped';
     clearInterval(this.pingTimer);
+    // What the agent said last (a reply during shutdown) goes out before the goodbye.
+    for (const client of this.clients) client.outbox.flush();
     for (const client of this.clients) client.socket.close(1001, 'server shutting down');
     this.clients.clear();
     this.subscribers.clear();
@@ -180,7 +189,7 @@ export class WebSocketChannel implements Channel, WebUiHost {
       this.log.info(`${this.name}: refused client ${clientId} (not in channels.websocket.allowFrom)`);
       return;
     }
-    this.wss?.handleUpgrade(req, socket, head, (ws) => this.connected(ws, clientId));
+    this.wss?.handleUpgrade(req, socket, head, (ws) => this.connected(ws, socket, clientId));
   }
 
   private allowed(clientId: string): boolean {
@@ -188,8 +197,20 @@ export class WebSocketChannel implements Channel, WebUiHost {
     return isAllowed(this.options.settings(), { id: clientId }, approved);
   }
 
-  private connected(socket: WebSocket, clientId: string): void {
-    const client: Client = { socket, clientId, defaultChat: randomUUID(), chats: new Set(), alive: true };
+  private connected(socket: WebSocket, transport: Duplex, clientId: string): void {
+    const outbox = new Outbox({
+      write: (frames) => this.write(client, frames),
+      requestFlush: this.flushes.request,
+    });
+    const client: Client = {
+      socket,
+      transport,
+      outbox,
+      clientId,
+      defaultChat: randomUUID(),
+      chats: new Set(),
+      alive: true,
+    };
     this.clients.add(client);
     this.attach(client, client.defaultChat);
     socket.on('pong', () => {
@@ -213,6 +234,7 @@ export class WebSocketChannel implements Channel, WebUiHost {
 
   private disconnected(client: Client): void {
     this.clients.delete(client);
+    client.outbox.discard();
     for (const chatId of client.chats) {
       const set = this.subscribers.get(chatId);
       set?.delete(client);
@@ -343,7 +365,23 @@ export class WebSocketChannel implements Channel, WebUiHost {
 
   private sendFrame(client: Client, frame: ServerFrame): void {
     if (client.socket.readyState !== WebSocket.OPEN) return;
-    client.socket.send(JSON.stringify(frame));
+    client.outbox.push(frame);
+  }
+
+  /** One batch of frames for one connection, in one socket write. */
+  private write(client: Client, frames: ServerFrame[]): void {
+    const { socket, transport } = client;
+    if (socket.readyState !== WebSocket.OPEN) return;
+    if (frames.length === 1) {
+      socket.send(JSON.stringify(frames[0]));
+      return;
+    }
+    transport.cork();
+    try {
+      for (const frame of frames) socket.send(JSON.stringify(frame));
+    } finally {
+      transport.uncork();
+    }
   }
 }
 

@@ -35,14 +35,20 @@ export const websocketChannel: RegisteredChannel = {
 
 /** Settings re-read when the block changes; an invalid edit keeps the last good ones (and says so). */
 function liveSettings(context: ChannelBuildContext): () => WebSocketSettings {
-  let lastText = JSON.stringify(context.block() ?? {});
-  let last = parseWebSocketSettings(context.block());
+  let lastBlock = context.block();
+  let lastText = JSON.stringify(lastBlock ?? {});
+  let last = parseWebSocketSettings(lastBlock);
   return () => {
-    const text = JSON.stringify(context.block() ?? {});
+    // Read for every frame: a reload replaces the config (blocks are not edited in place), so the same block
+    // object is the same settings and the text comparison is only needed after a reload.
+    const block = context.block();
+    if (block === lastBlock) return last;
+    lastBlock = block;
+    const text = JSON.stringify(block ?? {});
     if (text === lastText) return last;
     lastText = text;
     try {
-      last = parseWebSocketSettings(context.block());
+      last = parseWebSocketSettings(block);
     } catch (err) {
       context.log.warn(`channel websocket: config edit ignored, keeping the previous settings: ${errorMessage(err)}`);
     }

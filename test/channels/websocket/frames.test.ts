@@ -143,8 +143,8 @@ describe('WebSocket channel: client frames', () => {
     const expected = [
       { event: 'reasoning_delta', chat_id: chatId, text: 'Let me', stream_id: 'r1' },
       { event: 'reasoning_end', chat_id: chatId, stream_id: 'r1' },
-      { event: 'delta', chat_id: chatId, text: 'Hel', stream_id: 's1' },
-      { event: 'delta', chat_id: chatId, text: 'lo', stream_id: 's1' },
+      // Deltas of one stream queued together leave as one frame.
+      { event: 'delta', chat_id: chatId, text: 'Hello', stream_id: 's1' },
       { event: 'stream_end', chat_id: chatId, stream_id: 's1' },
       { event: 'tool_start', chat_id: chatId, tool_call_id: 'c1', name: 'read_file', arguments: '{"path":"a"}' },
       { event: 'tool_end', chat_id: chatId, tool_call_id: 'c1', name: 'read_file', result: 'text', is_error: false },
