@@ -8,7 +8,7 @@ const ACTIVE_SKILLS_HEADING = '# Active Skills';
 
 /** The compact list: one line per skill with what it is for and where its instructions are. */
 export function skillsListingSection(skills: readonly Skill[]): string {
-  const lines = skills.map((skill) => `- **${skill.name}** — ${skill.manifest?.description ?? ''}  \`${skill.file}\``);
+  const lines = skills.map((skill) => `- **${skill.name}** - ${skill.manifest?.description ?? ''}  \`${skill.file}\``);
   return `${SKILLS_HEADING}
 
 Skills are instructions for particular tasks, written by the user or shipped with nanobot. When a request matches one

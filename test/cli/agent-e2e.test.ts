@@ -58,6 +58,9 @@ describe.each([
     const requests = fake.requests.filter((r) => r.path === path);
     expect(requests).toHaveLength(3);
     expect(requests[0]?.body).toMatchObject({ model: 'test-model', stream: true });
+    // Our own prompt text and tool schemas are ASCII: one non-ASCII character would make every request body a
+    // two-byte string, doubling the gateway's largest allocation.
+    expect(JSON.stringify(requests[0]?.body)).toMatch(/^[\x20-\x7e]*$/);
     expect(requestText(requests[2]?.body)).toContain('1| buy milk');
 
     const lines = sessionLines(home);

@@ -151,7 +151,7 @@ describe('skills in a chat', () => {
     const messages = bodies.map((body) => body.messages as { role: string; content: unknown }[]);
     const system = String(messages[0]?.[0]?.content);
     expect(system).toContain('# Active Skills\n\n## Skill: memory\n');
-    expect(system).toContain(`- **github** — Work with GitHub through the gh CLI`);
+    expect(system).toContain(`- **github** - Work with GitHub through the gh CLI`);
     expect(system).toContain(githubSkill);
     expect(system).not.toContain('**tmux**');
     // The weather skill's instructions (not only its one-line description) came with the message that named it.

@@ -38,7 +38,7 @@ describe('skills in the prompt', () => {
   it('places always-on skills and the compact list after the tool rules and before memory', () => {
     const { context } = setup([]);
     const prompt = context.buildSystemPrompt();
-    const order = ['# Using tools', '# Active Skills', 'ALWAYS-RULES', '# Skills', '**weather** — Weather', '# Memory'];
+    const order = ['# Using tools', '# Active Skills', 'ALWAYS-RULES', '# Skills', '**weather** - Weather', '# Memory'];
     const positions = order.map((marker) => prompt.indexOf(marker));
     expect(positions.every((p) => p >= 0)).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);

@@ -29,7 +29,7 @@ describe('SkillsLoader', () => {
       ['weather', 'workspace', true],
     ]);
     const listing = loader().systemPromptSections().join('\n');
-    expect(listing).toContain(`- **weather** — My own weather.  \`${join(mine, 'SKILL.md')}\``);
+    expect(listing).toContain(`- **weather** - My own weather.  \`${join(mine, 'SKILL.md')}\``);
     expect(listing).not.toContain('Built-in weather.');
   });
 
@@ -107,7 +107,7 @@ describe('SkillsLoader', () => {
     );
     expect(active).not.toContain('description:');
     expect(listing).toMatch(/^# Skills\n\n/);
-    expect(listing).toContain(`- **pdf** — Work with PDF files: merge, split.  \`${join(skills, 'pdf', 'SKILL.md')}\``);
+    expect(listing).toContain(`- **pdf** - Work with PDF files: merge, split.  \`${join(skills, 'pdf', 'SKILL.md')}\``);
     expect(listing).not.toContain('PDF BODY');
     expect(listing).not.toContain('house-rules');
   });

@@ -36,7 +36,7 @@ const parameters = z.object({
     .array(editSchema)
     .min(1)
     .max(MAX_PATCH_EDITS)
-    .describe(`1–${MAX_PATCH_EDITS} edits, applied in order; several may target the same file.`),
+    .describe(`1 to ${MAX_PATCH_EDITS} edits, applied in order; several may target the same file.`),
   dry_run: z.boolean().optional().describe('Validate and report what would change without writing anything.'),
 });
 

@@ -23,7 +23,7 @@ const parameters = z.object({
   pattern: z.string().min(1).describe('Regular expression (JavaScript syntax) or, with fixed_strings, literal text.'),
   path: z.string().optional().describe('File or directory to search (default: the workspace).'),
   glob: z.string().optional().describe('Only files matching this glob, e.g. "*.ts" or "src/**/*.test.ts".'),
-  type: z.string().optional().describe('Only files of this type: ts, js, py, md, json, go, rust, java, sh, yaml…'),
+  type: z.string().optional().describe('Only files of this type: ts, js, py, md, json, go, rust, java, sh, yaml...'),
   case_insensitive: z.boolean().optional().describe('Ignore case (default false).'),
   fixed_strings: z.boolean().optional().describe('Treat pattern as literal text, not a regex (default false).'),
   output_mode: z

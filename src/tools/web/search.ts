@@ -44,7 +44,7 @@ export interface WebSearchToolOptions {
 
 const parameters = z.object({
   query: z.string().min(1).describe('What to search for.'),
-  count: z.number().int().min(1).max(10).optional().describe('Number of results, 1–10 (default 5).'),
+  count: z.number().int().min(1).max(10).optional().describe('Number of results, 1 to 10 (default 5).'),
 });
 
 interface Choice {
