@@ -1,137 +1,21 @@
-/**
- * AgentLoop: one conversation turn as an explicit state machine
- * (restore → command → build → run → save → respond → done), one turn at a time per session.
- * Durability: the user's message is on disk before the model is called, the tool round in flight is checkpointed
- * before and after every tool, and each finished round is saved, so a crash or Ctrl+C loses at most the tool call
- * that was running — and the next turn restores what was done.
- */
-import type { Consolidator } from '../memory/consolidator.js';
-import { contentText, estimateTextTokens, IMAGE_TOKENS, messageText } from '../memory/tokens.js';
-import type { ChatMessage, ProviderError, ToolDefinition, Usage } from '../providers/types.js';
-import type { Session, SessionStore } from '../session/types.js';
+import { estimateTextTokens, messageText } from '../memory/tokens.js';
+import type { ChatMessage } from '../providers/types.js';
+import type { Session } from '../session/types.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import { builtinCommands } from './commands/builtin.js';
 import { sessionPreset } from './commands/model.js';
 import { CommandRouter, type RouteMatch } from './commands/router.js';
 import { recordUsage, sumUsage } from './commands/token-stats.js';
-import {
-  type Command,
-  type CommandResult,
-  type CommandTurn,
-  fromSlashCommand,
-  type LoopRuntime,
-  type ModelCatalog,
-  type SessionWork,
-  type SlashCommand,
-} from './commands/types.js';
-import { type ContextBuilder, withAttachments } from './context.js';
-import type { GoalRounds } from './goals.js';
+import { type CommandResult, type CommandTurn, fromSlashCommand, type LoopRuntime } from './commands/types.js';
+import { withAttachments } from './context.js';
+import { FixedTokens } from './fixed-tokens.js';
+import type { ActiveTurn, AgentLoopDeps, Turn, TurnInput, TurnOptions, TurnOutput, TurnState } from './loop-types.js';
 import { compactAfterOverflow } from './overflow.js';
 import { restoreInterruptedTurn } from './recovery.js';
-import type { AgentRunner, RunnerEvent, RunResult, RuntimeCheckpoint, StopReason } from './runner.js';
-
-export interface TurnInput {
-  channel: string;
-  chatId: string;
-  content: string;
-  /** Local paths of files that came with the message (a chat channel saved them); images reach the model inline. */
-  media?: string[];
-  /** Overrides the default `channel:chat_id` key. */
-  sessionKey?: string;
-  /** The platform thread the message came from (Slack, Discord, Feishu topics): `message` sends go back into it. */
-  threadId?: string;
-  /** A `modelPresets` name for this turn only (a cron job's own model), over the session's `/model` choice. */
-  modelPreset?: string;
-}
-
-export interface TurnOutput {
-  content: string;
-  sessionKey: string;
-  stopReason: StopReason | 'command';
-  usage: Usage;
-  error?: ProviderError;
-  /** This message arrived while a turn was running and was answered by that turn (do not deliver twice). */
-  injected?: boolean;
-}
-
-export interface TurnOptions {
-  signal?: AbortSignal;
-  onEvent?: (event: RunnerEvent) => void;
-}
+import type { AgentRunner, RuntimeCheckpoint } from './runner.js';
 
 export type { SlashCommand } from './commands/types.js';
-
-export interface AgentLoopDeps {
-  sessions: SessionStore;
-  context: ContextBuilder;
-  runner: AgentRunner;
-  log?: Logger;
-  /** Extra commands by name, including the slash (`/dream`); they join the built-ins in the router and /help. */
-  commands?: Record<string, SlashCommand>;
-  /** The runner of a model preset, for sessions switched with `/model <preset>`; should cache (memoizeByPreset). */
-  runnerFor?: (preset: string) => AgentRunner;
-  /** The default model and the presets, for /model and /status (a function, so a config reload shows up). */
-  models?: () => ModelCatalog;
-  /**
-   * Restarts the process (`/restart`; the gateway passes one). Return before restarting (e.g. schedule it on a
-   * timer) so the "Restarting…" reply can be delivered; without it, /restart says it needs the gateway.
-   */
-  restart?: () => void | Promise<void>;
-  /** Keeps the model-visible history inside the context window by summarising the oldest part into history.jsonl. */
-  consolidator?: Consolidator;
-  /** The tool definitions sent with each request (their size counts against the context window). */
-  toolDefinitions?: () => ToolDefinition[];
-  /** Commands that need the loop's context (e.g. /goal); they join the built-ins. */
-  sessionCommands?: Command[];
-  /** Sustained goals: a turn goes on, round after round, while its session's goal is active. */
-  goals?: GoalRounds;
-  /** What sessions run beyond one reply (subagents, goals): /stop ends it, /status reports it. */
-  work?: SessionWork[];
-}
-
-type TurnState = 'restore' | 'command' | 'build' | 'run' | 'save' | 'respond' | 'done';
-
-interface Turn {
-  input: TurnInput;
-  options: TurnOptions;
-  key: string;
-  state: TurnState;
-  signal: AbortSignal;
-  session?: Session;
-  /** Messages sent to the model (system + history + the new user message). */
-  request?: ChatMessage[];
-  /** How many of the run's messages are already in `session.messages`. */
-  saved: number;
-  /** Tokens of the request that are not history: system prompt, tool definitions, the new message. */
-  fixedTokens?: number;
-  result?: RunResult;
-  /** The user message as the model sees it, and where the session keeps it (for a retry after an overflow). */
-  user?: { message: ChatMessage; index: number };
-  overflowRetried?: boolean;
-  /** Earlier runner rounds of this turn (a goal continues after a final answer). */
-  earlierRounds: RunResult[];
-  /** Set when a command turned this message into a model turn: no command matching, this metadata at the start. */
-  directive?: CommandTurn;
-  /** Said after the answer (e.g. why a goal stopped). */
-  notice?: string;
-  detachGoal?: () => void;
-  /** Model requests made since usage was last recorded, for the session's token_stats. */
-  llmCalls: number;
-  output?: TurnOutput;
-  trace: { state: TurnState; ms: number }[];
-}
-
-/** A running turn, reachable by later messages of the same session (`/stop`, mid-turn injection). */
-interface ActiveTurn {
-  controller: AbortController;
-  queued: {
-    input: TurnInput;
-    options: TurnOptions;
-    resolve: (output: TurnOutput) => void;
-    reject: (reason: unknown) => void;
-  }[];
-  injected: ((output: TurnOutput) => void)[];
-}
+export type { AgentLoopDeps, TurnInput, TurnOptions, TurnOutput } from './loop-types.js';
 
 const MAX_QUEUED = 20;
 const MAX_INJECTED_PER_ITERATION = 3;
@@ -143,6 +27,7 @@ export class AgentLoop {
   /** Every slash command this loop answers: the built-ins plus `deps.commands`. */
   readonly commands = new CommandRouter();
   private readonly runtime: LoopRuntime;
+  private readonly fixedTokens = new FixedTokens();
 
   constructor(private readonly deps: AgentLoopDeps) {
     this.log = deps.log ?? silentLogger;
@@ -338,7 +223,7 @@ export class AgentLoop {
       let system = context.buildSystemPrompt({ session });
       if (consolidator) {
         // Only a request that would overflow the window waits for consolidation; otherwise it runs after the reply.
-        turn.fixedTokens = this.fixedTokens(system, user);
+        turn.fixedTokens = this.fixedTokens.estimate(system, this.deps.toolDefinitions?.() ?? [], user);
         if (await consolidator.needsBlocking(session, turn.fixedTokens)) {
           await consolidator.maybeConsolidate(session, {
             mode: 'blocking',
@@ -436,35 +321,6 @@ export class AgentLoop {
       return 'done';
     },
   };
-
-  /**
-   * Estimates of the system prompts and tool sets seen lately: both are the same turn after turn, and counting them
-   * (serialising every tool schema) cost more than the rest of a turn's bookkeeping. A tool set is keyed by its
-   * array (the registry builds a new one when the tools change), a prompt by its exact text.
-   */
-  private readonly fixedEstimates = {
-    systems: new Map<string, number>(),
-    tools: new WeakMap<readonly ToolDefinition[], number>(),
-  };
-
-  private fixedTokens(system: string, user: ChatMessage): number {
-    const { systems, tools: toolSets } = this.fixedEstimates;
-    let systemTokens = systems.get(system);
-    if (systemTokens === undefined) {
-      systemTokens = estimateTextTokens(system);
-      // A handful of prompts at once at most (sessions with their own summaries); drop the oldest beyond that.
-      if (systems.size >= 16) systems.delete(systems.keys().next().value ?? '');
-      systems.set(system, systemTokens);
-    }
-    const tools = this.deps.toolDefinitions?.() ?? [];
-    let toolTokens = toolSets.get(tools);
-    if (toolTokens === undefined) {
-      toolTokens = estimateTextTokens(JSON.stringify(tools));
-      toolSets.set(tools, toolTokens);
-    }
-    const { text, images } = contentText(user.content);
-    return systemTokens + toolTokens + estimateTextTokens(text) + images * IMAGE_TOKENS;
-  }
 
   /** The default runner, or the one of the preset this session switched to with /model. */
   private runnerFor(session: Session, turnPreset?: string): AgentRunner {
