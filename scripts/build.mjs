@@ -1,6 +1,7 @@
 // Bundles the CLI into dist/ with esbuild. One bundle (split at the lazy `import()`s) starts several times faster
 // than thousands of small modules: the Anthropic SDK alone takes ~400 ms to load file by file on Node 20.
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -38,6 +39,25 @@ const noStreamsPolyfill = {
     }));
   },
 };
+/**
+ * The OpenAI and Anthropic SDKs run on node-fetch (src/providers/http.ts), so they get node-fetch's Headers and
+ * FormData classes too. Touching Node's global ones would load all of Node's built-in fetch (~15 ms at every start)
+ * for two classes the SDKs only use to build and check request headers and bodies.
+ */
+const sdkFetchClasses = {
+  name: 'sdk-fetch-classes',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/](openai|@anthropic-ai[\\/]sdk)[\\/].*\.mjs$/ }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      if (!/\b(Headers|FormData)\b/.test(source)) return undefined;
+      return {
+        contents: `import { FormData, Headers } from 'node-fetch';\n${source}`,
+        loader: 'js',
+        resolveDir: dirname(args.path),
+      };
+    });
+  },
+};
 // Build beside dist/ and swap it in, so a concurrent test run never sees a half-written bundle.
 const staging = join(root, `dist.tmp-${process.pid}`);
 const retired = join(root, `dist.old-${process.pid}`);
@@ -59,7 +79,7 @@ await build({
   banner: {
     js: "import { createRequire as __nanobotRequire } from 'node:module'; const require = __nanobotRequire(import.meta.url);",
   },
-  plugins: [zodEnglishOnly, noStreamsPolyfill],
+  plugins: [zodEnglishOnly, noStreamsPolyfill, sdkFetchClasses],
   legalComments: 'none',
   minify: process.env.NANOBOT_BUILD_DEBUG !== '1',
   // Error classification looks at SDK error class names; minified names would all read as unknown errors.

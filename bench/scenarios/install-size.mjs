@@ -4,7 +4,7 @@
 // not install: it adds up the same package set from this checkout's node_modules (`npm ls --parseable`). Peers: their
 // bench/.peers install (OpenClaw's Node 24 runtime listed apart). Sizes are `du -sk`, one measurement each.
 import { execFile } from 'node:child_process';
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { diskUsageMb, peerDir } from '../lib/peers.mjs';
@@ -61,5 +61,7 @@ async function modulesMb(ctx, omit) {
     maxBuffer: 64 * 1024 * 1024,
     timeout: 15 * 60_000,
   });
-  return diskUsageMb(join(dir, 'node_modules'));
+  // npm creates no node_modules when there is nothing to install (the core has no runtime dependencies).
+  const modules = join(dir, 'node_modules');
+  return existsSync(modules) ? diskUsageMb(modules) : 0;
 }
