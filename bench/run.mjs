@@ -16,7 +16,7 @@ import { nanobotAgent } from './agents/nanobot.mjs';
 import { openclawAgent } from './agents/openclaw.mjs';
 import { oursAgent } from './agents/ours.mjs';
 import { preparePeers } from './lib/peers.mjs';
-import { assertOk, descendantsOf, runTimed } from './lib/proc.mjs';
+import { assertOk, descendantsOf, runTimed, settle } from './lib/proc.mjs';
 import { loadAverage, machineHeader, Report } from './lib/report.mjs';
 import { removeScratch } from './lib/scratch.mjs';
 import { Figure } from './lib/stats.mjs';
@@ -144,6 +144,7 @@ async function main() {
         const major = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim().split('.')[0].slice(1);
         const own = node === process.execPath;
         const samples = [];
+        await settle();
         await runTimed(node, ['-e', '']);
         for (let i = 0; i < ctx.cheapRuns; i++) samples.push(assertOk(await runTimed(node, ['-e', '']), 'node').ms);
         const figure = new Figure(own ? 'startup/bare-node' : `startup/bare-node${major}`, 'ms', samples, {

@@ -10,6 +10,35 @@ import { fileURLToPath } from 'node:url';
 const PRELOAD = join(dirname(fileURLToPath(import.meta.url)), 'rss-preload.cjs');
 export const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Share of the machine's CPU time spent busy over `ms` (from /proc/stat); undefined where there is none. */
+async function busyShare(ms) {
+  const sample = () => {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+    return { idle, total: fields.reduce((a, b) => a + b, 0) };
+  };
+  try {
+    const before = sample();
+    await pause(ms);
+    const after = sample();
+    return 1 - (after.idle - before.idle) / Math.max(1, after.total - before.total);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Waits (up to `maxMs`) until the machine is quiet: a process an earlier run left behind (a peer's background
+ * daemon winding down) would otherwise be timed as part of the next run, whoever's it is.
+ */
+export async function settle(maxMs = 10_000) {
+  const deadline = Date.now() + maxMs;
+  while (Date.now() < deadline) {
+    const busy = await busyShare(250);
+    if (busy === undefined || busy < 0.15) return;
+  }
+}
+
 /**
  * Runs `node argv…` to exit. `ms` is spawn → exit; `peakRssMb` the largest peak RSS of the Node processes it ran
  * (a preload records each one's `maxRSS` as it exits; the baseline `node -e ""` gets the same preload).

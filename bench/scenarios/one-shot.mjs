@@ -3,7 +3,7 @@
 // first LLM request. Each agent keeps one home (its first, warm-up run bootstraps the workspace); every run uses a
 // new session so history does not grow. Runs are interleaved across agents.
 import { spawnFakeLLM } from '../lib/llm.mjs';
-import { assertOk, runTimed } from '../lib/proc.mjs';
+import { assertOk, runTimed, settle } from '../lib/proc.mjs';
 import { Figure } from '../lib/stats.mjs';
 
 const KINDS = [
@@ -58,6 +58,7 @@ function push(setup, key, value) {
 /** One turn; checks the agent printed the reply and made one LLM request per tool round plus the last one. */
 async function turn(llm, { agent, h }, id, tools) {
   await llm.clear();
+  await settle();
   const { argv } = agent.oneShot(h, `bench ${id} tools=${tools}`, `bench-${id}`);
   const result = assertOk(await runTimed(agent.node, argv, { env: h.env, cwd: h.cwd }), `${agent.id} one-shot turn`);
   const requests = (await llm.requests()).filter((r) => r.id === id);

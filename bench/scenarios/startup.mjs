@@ -1,5 +1,5 @@
 // Cold `--version`, spawn → exit, as a ratio to a bare `node -e ""` of the same Node binary, measured in the same run.
-import { assertOk, runTimed } from '../lib/proc.mjs';
+import { assertOk, runTimed, settle } from '../lib/proc.mjs';
 import { scratchDir } from '../lib/scratch.mjs';
 import { Figure } from '../lib/stats.mjs';
 
@@ -15,6 +15,7 @@ export async function startup(ctx) {
   for (const agent of ctx.agents) await versionOf(agent, env); // warm the page cache
   // Interleaved so that a change of machine load hits every agent alike.
   for (let i = 0; i < ctx.cheapRuns; i++) {
+    await settle();
     for (const agent of ctx.agents) samples.get(agent.id).push(await versionOf(agent, env));
   }
   for (const agent of ctx.agents) {
