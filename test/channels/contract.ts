@@ -1,41 +1,10 @@
-/**
- * The channel contract: the same user-visible behaviours, checked for every chat channel against a loopback fake of
- * its platform, through a real gateway (config → ChannelManager → channel → dispatcher → agent → fake LLM → reply).
- *
- * How a new channel plugs in (see also test/channels/README.md):
- *
- *   // test/channels/discord.contract.test.ts
- *   import { describeChannelContract } from './contract.js';
- *   describeChannelContract({
- *     name: 'discord',                       // the key under `channels` (the channel is built from the config)
- *     async startFake() {
- *       const fake = await startFakeDiscord(); // your loopback fake, running the real SDK against it
- *       return {
- *         settings: { token: fake.token, apiBase: fake.url },  // channels.discord keys that point at the fake
- *         userSays: (m) => fake.userSays(m),                   // deliver a message as the platform would
- *         messagesIn: (chatId) => fake.messagesIn(chatId),     // what the chat shows now (edits applied)
- *         assertValid: (text) => …,                            // throw if the platform would reject/mangle it
- *         visible: (text) => …,                                // the text a user reads (markup removed)
- *         dropConnection: () => fake.drop(),                   // cut the connection until…
- *         restoreConnection: () => fake.restore(),
- *         close: () => fake.close(),
- *       };
- *     },
- *   });
- *
- * Ids in ContractMessage are digit strings (valid on every platform); map them as your platform needs.
- */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PairingStore } from '../../src/channels/pairing.js';
-import { CHANNEL_DEFINITIONS } from '../../src/channels/registry.js';
-import { loadConfig } from '../../src/config/load.js';
-import { type Gateway, startGateway } from '../../src/gateway/runtime.js';
+import type { Gateway } from '../../src/gateway/runtime.js';
 import { createLogger } from '../../src/util/log.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
+import { healthOf, startChannelGateway, writeChannelConfig } from './gateway-harness.js';
 
 export interface ContractMessage {
   /** The platform's message id; the same id twice is a redelivery. */
@@ -97,40 +66,11 @@ export function describeChannelContract(adapter: ContractAdapter): void {
     async function start(): Promise<Running> {
       const fake = await adapter.startFake();
       const llm = await startFakeLLM();
-      const home = mkdtempSync(join(tmpdir(), `nb-contract-${adapter.name}-`));
-      const dataDir = join(home, '.nanobot');
-      await mkdir(join(dataDir, 'workspace'), { recursive: true });
-      const configPath = join(dataDir, 'config.json');
-      const config = {
-        agents: { defaults: { workspace: join(dataDir, 'workspace'), provider: 'custom', model: 'test-model' } },
-        providers: { custom: { apiKey: 'test-key', apiBase: `${llm.url}/v1` } },
-        tools: { web: { enable: false } },
-        gateway: { heartbeat: { enabled: false } },
-        channels: {
-          sendToolHints: false,
-          showReasoning: false,
-          // Only the channel under test runs (the WebSocket channel is on by default).
-          ...Object.fromEntries(CHANNEL_DEFINITIONS.map((other) => [other.name, { enabled: false }])),
-          [adapter.name]: {
-            ...fake.settings,
-            enabled: true,
-            allowFrom: [`@${OWNER.username}`],
-            groupPolicy: 'mention',
-          },
-        },
-      };
-      writeFileSync(configPath, JSON.stringify(config, null, 2));
-      const loaded = await loadConfig({ configPath, home, env: {} });
-      const gateway = await startGateway({
-        loaded,
-        port: 0,
-        env: {},
-        watchConfig: false,
-        writeStateFile: false,
-        channelBackoff: { initialMs: 50, maxMs: 300 },
-        ...(process.env.CONTRACT_DEBUG ? { log: createLogger('debug') } : {}),
-      });
-      const run = { gateway, fake, llm, dataDir };
+      const settings = { ...fake.settings, allowFrom: [`@${OWNER.username}`], groupPolicy: 'mention' };
+      const files = await writeChannelConfig(adapter.name, llm, settings);
+      const debug = process.env.CONTRACT_DEBUG ? { log: createLogger('debug') } : {};
+      const gateway = await startChannelGateway(files, debug);
+      const run = { gateway, fake, llm, dataDir: files.dataDir };
       open.push(run);
       await eventually(async () => expect(await channelState(gateway, adapter.name)).toBe('running'));
       return run;
@@ -225,9 +165,7 @@ export function describeChannelContract(adapter: ContractAdapter): void {
 }
 
 async function channelState(gateway: Gateway, name: string): Promise<string | undefined> {
-  const res = await fetch(`http://127.0.0.1:${gateway.port}/health`);
-  const body = (await res.json()) as { channels?: Record<string, string> };
-  return body.channels?.[name];
+  return (await healthOf(gateway)).channels[name];
 }
 
 /** Waits until no turn runs and the chat stopped changing (streamed edits finished). */

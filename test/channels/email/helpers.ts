@@ -5,7 +5,7 @@ import type { Gateway } from '../../../src/gateway/runtime.js';
 import { createLogger } from '../../../src/util/log.js';
 import { type FakeLLM, startFakeLLM } from '../../helpers/fake-llm.js';
 import { eventually } from '../contract.js';
-import { startChannelGateway, writeChannelConfig } from '../gateway-harness.js';
+import { healthOf, startChannelGateway, writeChannelConfig } from '../gateway-harness.js';
 import type { Dovecot } from './dovecot.js';
 import { MAIL_PASSWORD } from './dovecot.js';
 import { type MailWorld, startMailWorld } from './mail-world.js';
@@ -48,9 +48,7 @@ export async function startEmailGateway(
 }
 
 export async function channelState(run: EmailGateway): Promise<string | undefined> {
-  const res = await fetch(`http://127.0.0.1:${run.gateway.port}/health`);
-  const body = (await res.json()) as { channels?: Record<string, string> };
-  return body.channels?.email;
+  return (await healthOf(run.gateway)).channels.email;
 }
 
 /** The user turns the fake LLM received, as JSON text (for `toContain`). */

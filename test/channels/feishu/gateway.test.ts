@@ -1,13 +1,11 @@
 /** Feishu behaviours beyond the contract, through a real gateway, the real Lark SDK and the fake Open Platform. */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config/load.js';
-import { type Gateway, startGateway } from '../../../src/gateway/runtime.js';
+import type { Gateway } from '../../../src/gateway/runtime.js';
 import { type FakeLLM, startFakeLLM } from '../../helpers/fake-llm.js';
 import { eventually } from '../contract.js';
+import { healthOf, startChannelGateway, writeChannelConfig } from '../gateway-harness.js';
 import { APP, type FakeFeishu, startFakeFeishu } from './fake-open-platform.js';
 
 const OWNER = { openId: 'ou_owner', userId: 'owner_user' };
@@ -34,58 +32,32 @@ afterEach(async () => {
 async function start(feishu: Record<string, unknown> = {}, until = 'running'): Promise<Run> {
   const fake = await startFakeFeishu();
   const llm = await startFakeLLM();
-  const home = mkdtempSync(join(tmpdir(), 'nb-feishu-'));
-  const dataDir = join(home, '.nanobot');
-  const workspace = join(dataDir, 'workspace');
-  await mkdir(workspace, { recursive: true });
-  const configPath = join(dataDir, 'config.json');
-  const config = {
-    agents: { defaults: { workspace, provider: 'custom', model: 'test-model' } },
-    providers: { custom: { apiKey: 'test-key', apiBase: `${llm.url}/v1` } },
-    tools: { web: { enable: false } },
-    gateway: { heartbeat: { enabled: false } },
-    channels: {
-      sendToolHints: false,
-      showReasoning: false,
-      websocket: { enabled: false },
-      feishu: {
-        enabled: true,
-        app_id: APP.id,
-        app_secret: APP.secret,
-        domain: fake.url,
-        allow_from: [OWNER.openId],
-        group_policy: 'mention',
-        streamEditInterval: 0.2,
-        ...feishu,
-      },
-    },
+  const settings = {
+    app_id: APP.id,
+    app_secret: APP.secret,
+    domain: fake.url,
+    allow_from: [OWNER.openId],
+    group_policy: 'mention',
+    streamEditInterval: 0.2,
+    ...feishu,
   };
-  writeFileSync(configPath, JSON.stringify(config, null, 2));
+  const files = await writeChannelConfig('feishu', llm, settings);
   let gateway: Gateway;
   try {
-    const loaded = await loadConfig({ configPath, home, env: {} });
-    gateway = await startGateway({
-      loaded,
-      port: 0,
-      env: {},
-      watchConfig: false,
-      writeStateFile: false,
-      channelBackoff: { initialMs: 50, maxMs: 300 },
-    });
+    gateway = await startChannelGateway(files);
   } catch (err) {
     await fake.close();
     await llm.close();
     throw err;
   }
-  const run = { gateway, fake, llm, dataDir, workspace };
+  const run = { gateway, fake, llm, dataDir: files.dataDir, workspace: files.workspace };
   open.push(run);
   await eventually(async () => expect(await stateOf(gateway)).toBe(until));
   return run;
 }
 
 async function stateOf(gateway: Gateway): Promise<string | undefined> {
-  const res = await fetch(`http://127.0.0.1:${gateway.port}/health`);
-  return ((await res.json()) as { channels?: Record<string, string> }).channels?.feishu;
+  return (await healthOf(gateway)).channels.feishu;
 }
 
 const lastUserText = (run: Run) => JSON.stringify((run.llm.requests.at(-1)?.body.messages as unknown[])?.at(-1));
@@ -199,9 +171,7 @@ describe('feishu setup', () => {
 
   it('shows a wrong App Secret as a setup error instead of retrying', async () => {
     const run = await start({ app_secret: 'wrong' }, 'error');
-    const health = (await (await fetch(`http://127.0.0.1:${run.gateway.port}/health`)).json()) as {
-      channelDetails: Record<string, { state: string; error?: string }>;
-    };
+    const health = await healthOf(run.gateway);
     expect(health.channelDetails.feishu?.error).toMatch(
       /Feishu refused channels\.feishu\.appId \/ appSecret \(code 10014/,
     );
