@@ -1,22 +1,9 @@
-/**
- * Turns in a long session reuse the previous request's work (governor-memo.ts, the store's load cache), and the
- * requests are still exactly right: same prefix objects turn after turn, no timestamps, and damage that shows up late
- * in the history is repaired.
- */
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { ContextBuilder } from '../../src/agent/context.js';
 import { isWellPaired, MISSING_TOOL_RESULT, prepareForModel } from '../../src/agent/governor.js';
-import { AgentLoop } from '../../src/agent/loop.js';
-import { AgentRunner } from '../../src/agent/runner.js';
 import type { ChatMessage, ChatRequest } from '../../src/providers/types.js';
 import { JsonlSessionStore } from '../../src/session/jsonl-store.js';
 import { newSession } from '../../src/session/types.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
-import { defineTool, ok } from '../../src/tools/types.js';
+import { makeLoop } from '../helpers/echo-loop.js';
 import { call, FakeProvider } from '../helpers/fake-provider.js';
 
 const KEY = 'cli:direct';
@@ -41,12 +28,6 @@ function storedHistory(turns: number): ChatMessage[] {
 
 describe('requests in a long session', () => {
   it('keep their prefix, stay exactly right, and repair damage that appears late', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'nb-long-requests-'));
-    const sessions = new JsonlSessionStore(join(dir, 'sessions'));
-    const seeded = newSession(KEY);
-    seeded.messages.push(...storedHistory(100));
-    await sessions.save(seeded);
-
     // The requests as the provider received them (not copies), to compare objects.
     const seen: ChatRequest[] = [];
     const reply = (response: { content?: string; toolCalls?: ReturnType<typeof call>[] }) => (request: ChatRequest) => {
@@ -59,17 +40,10 @@ describe('requests in a long session', () => {
       reply({ content: 'second' }),
       reply({ content: 'third' }),
     ]);
-    const tools = new ToolRegistry();
-    tools.register(
-      defineTool({
-        name: 'echo',
-        description: 'Echo',
-        parameters: z.object({ text: z.string() }),
-        execute: async ({ text }) => ok(text),
-      }),
-    );
-    const runner = new AgentRunner({ provider, model: 'm', maxTokens: 100, tools, maxIterations: 5 });
-    const loop = new AgentLoop({ sessions, context: new ContextBuilder({ workspace: dir }), runner });
+    const { loop, sessions } = await makeLoop(provider);
+    const seeded = newSession(KEY);
+    seeded.messages.push(...storedHistory(100));
+    await sessions.save(seeded);
     const turn = (content: string) => loop.processMessage({ channel: 'cli', chatId: 'direct', content });
 
     await turn('one');

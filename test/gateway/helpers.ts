@@ -1,20 +1,12 @@
-/** A provider with artificial latency that records when each call started and ended, and a loop around it. */
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { z } from 'zod';
-import { ContextBuilder } from '../../src/agent/context.js';
-import { AgentLoop } from '../../src/agent/loop.js';
-import { AgentRunner } from '../../src/agent/runner.js';
 import { MessageBus } from '../../src/bus/message-bus.js';
 import { OutboundRouter } from '../../src/channels/router.js';
 import { Dispatcher } from '../../src/gateway/dispatcher.js';
 import type { ChatRequest, LLMProvider, LLMResponse, StreamEvent } from '../../src/providers/types.js';
-import { JsonlSessionStore } from '../../src/session/jsonl-store.js';
-import { ToolRegistry } from '../../src/tools/registry.js';
-import { defineTool, ok } from '../../src/tools/types.js';
 import { EventStream } from '../../src/util/event-stream.js';
+import { makeLoop } from '../helpers/echo-loop.js';
 import { TestChannel } from './test-channel.js';
+
+export { makeLoop };
 
 export interface ProviderCall {
   /** The `msg:<id>` marker of the newest user message. */
@@ -85,23 +77,6 @@ function markerOf(request: ChatRequest): string {
   const users = request.messages.filter((m) => m.role === 'user');
   const text = JSON.stringify(users.at(-1)?.content ?? '');
   return /msg:([\w-]+)/.exec(text)?.[1] ?? '?';
-}
-
-export async function makeLoop(provider: LLMProvider) {
-  const dir = await mkdtemp(join(tmpdir(), 'nb-gw-'));
-  const sessions = new JsonlSessionStore(join(dir, 'sessions'));
-  const tools = new ToolRegistry();
-  tools.register(
-    defineTool({
-      name: 'echo',
-      description: 'Echo',
-      parameters: z.object({ text: z.string() }),
-      execute: async ({ text }) => ok(text),
-    }),
-  );
-  const runner = new AgentRunner({ provider, model: 'm', maxTokens: 100, tools, maxIterations: 5 });
-  const loop = new AgentLoop({ sessions, context: new ContextBuilder({ workspace: dir }), runner });
-  return { loop, sessions, dir };
 }
 
 /** Bus + dispatcher + outbound router + test channel around a loop with the given provider. */
