@@ -2,6 +2,7 @@
 import type http from 'node:http';
 import protobuf from 'protobufjs';
 import { renderMarkdown } from '../../../src/channels/markup/render.js';
+import { jsonBody, readRequest } from '../../helpers/multipart.js';
 import type { BotMessage, FakeFailure } from './fake-open-platform.js';
 
 // The SDK declares SeqID and LogID as uint64; uint32 reads the same varints (the ids here are small) and keeps
@@ -27,34 +28,15 @@ export async function readBody(req: http.IncomingMessage): Promise<{
   body: Record<string, unknown>;
   files: Record<string, { name: string; size: number }>;
 }> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const raw = Buffer.concat(chunks);
-  const type = req.headers['content-type'] ?? '';
-  const boundary = /boundary=(?:"([^"]+)"|([^;]+))/.exec(type);
-  if (type.startsWith('multipart/form-data') && boundary) return parseMultipart(raw, boundary[1] ?? boundary[2] ?? '');
-  if (raw.length === 0) return { body: {}, files: {} };
-  return { body: JSON.parse(raw.toString('utf8')) as Record<string, unknown>, files: {} };
-}
-
-function parseMultipart(raw: Buffer, boundary: string) {
+  const { raw, parts } = await readRequest(req);
+  if (!parts) return { body: jsonBody(raw), files: {} };
   const body: Record<string, unknown> = {};
   const files: Record<string, { name: string; size: number }> = {};
-  const delimiter = Buffer.from(`--${boundary}`);
-  let at = raw.indexOf(delimiter);
-  while (at !== -1) {
-    const next = raw.indexOf(delimiter, at + delimiter.length);
-    if (next === -1) break;
-    const part = raw.subarray(at + delimiter.length + 2, next - 2);
-    const split = part.indexOf('\r\n\r\n');
-    const headers = part.subarray(0, split).toString('utf8');
-    const content = part.subarray(split + 4);
-    const name = /name="([^"]*)"/.exec(headers)?.[1] ?? '';
-    const file = /filename="([^"]*)"/.exec(headers);
+  for (const part of parts) {
     // The SDK uploads a Buffer as a part with a content type but no file name.
-    if (file || /content-type:/i.test(headers)) files[name] = { name: file?.[1] ?? '', size: content.length };
-    else body[name] = content.toString('utf8');
-    at = next;
+    if (part.filename !== undefined || /content-type:/i.test(part.headers)) {
+      files[part.name] = { name: part.filename ?? '', size: part.content.length };
+    } else body[part.name] = part.content.toString('utf8');
   }
   return { body, files };
 }
