@@ -54,9 +54,10 @@ export function wrapCapabilities(listing: ServerListing, options: WrapOptions): 
 
 function wrapTool(definition: McpToolDefinition, { server, caller }: WrapOptions): McpTool {
   const description = definition.description?.trim() || definition.title || definition.name;
+  const name = mcpToolName(server, 'tool', definition.name);
   return {
     kind: 'tool',
-    name: mcpToolName(server, 'tool', definition.name),
+    name,
     description,
     parameters: parametersFromJsonSchema(definition.inputSchema),
     concurrencySafe: definition.annotations?.readOnlyHint === true,
@@ -68,7 +69,7 @@ function wrapTool(definition: McpToolDefinition, { server, caller }: WrapOptions
             client.callTool({ name: definition.name, arguments: args }, undefined, requestOptions),
           ctx.signal,
         );
-        return callToolResult(asCallToolResult(result));
+        return callToolResult(asCallToolResult(result), name);
       }),
   };
 }
@@ -76,9 +77,10 @@ function wrapTool(definition: McpToolDefinition, { server, caller }: WrapOptions
 function wrapResource(resource: Resource, { server, caller }: WrapOptions): McpTool {
   const about = resource.description?.trim() || resource.title || resource.name;
   const description = `[MCP Resource] ${about}\nURI: ${resource.uri}`;
+  const name = mcpToolName(server, 'resource', resource.name);
   return {
     kind: 'resource',
-    name: mcpToolName(server, 'resource', resource.name),
+    name,
     description,
     parameters: z.object({}),
     concurrencySafe: true,
@@ -89,7 +91,7 @@ function wrapResource(resource: Resource, { server, caller }: WrapOptions): McpT
           (client, requestOptions) => client.readResource({ uri: resource.uri }, requestOptions),
           ctx.signal,
         );
-        return readResourceResult(result);
+        return readResourceResult(result, name);
       }),
   };
 }

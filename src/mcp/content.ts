@@ -3,6 +3,10 @@
  * PNG); embedded text resources are inlined under their URI; audio, binary blobs and resource links are described in
  * a line rather than pasted as base64. A call's `structuredContent` is shown as JSON when the server sent no text.
  * `isError` results become error results, so the model sees the failure as one.
+ *
+ * A server's words are third-party content, like a web page: every text part of a tool result or a resource read
+ * (labels, descriptions and error text included) is inside an untrusted fence; images stay image parts. Prompt
+ * results are not fenced: a prompt template is meant to be followed, and the model only gets one when it asks.
  */
 import type {
   CallToolResult,
@@ -11,23 +15,27 @@ import type {
   ReadResourceResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ContentPart } from '../providers/types.js';
+import { fenceUntrusted } from '../security/untrusted.js';
 import type { ToolResult } from '../tools/types.js';
 
 export const NO_OUTPUT = '(no output)';
 
 type ResourceContents = ReadResourceResult['contents'][number];
 
-export function callToolResult(result: CallToolResult): ToolResult {
+/** `source` names where the content came from in the fence (the registry name of the tool, e.g. `mcp_docs_search`). */
+export function callToolResult(result: CallToolResult, source = 'MCP tool'): ToolResult {
   const parts = result.content.flatMap(blockParts);
   if (result.structuredContent !== undefined && !parts.some((part) => part.type === 'text')) {
     parts.push({ type: 'text', text: JSON.stringify(result.structuredContent, null, 2) });
   }
-  const content = joinParts(parts);
+  const content = fenceText(joinParts(parts), source);
   return result.isError ? { content: errorContent(content), isError: true } : { content };
 }
 
-export function readResourceResult(result: ReadResourceResult): ToolResult {
-  return { content: joinParts(result.contents.flatMap((contents) => resourceParts(contents, false))) };
+export function readResourceResult(result: ReadResourceResult, source = 'MCP resource'): ToolResult {
+  return {
+    content: fenceText(joinParts(result.contents.flatMap((contents) => resourceParts(contents, false))), source),
+  };
 }
 
 export function getPromptResult(result: GetPromptResult): ToolResult {
@@ -84,6 +92,14 @@ function joinParts(parts: ContentPart[]): string | ContentPart[] {
     return text === '' ? NO_OUTPUT : text;
   }
   return parts;
+}
+
+/** Every text part from the server inside a fence of its own; our "(no output)" stays as it is. */
+function fenceText(content: string | ContentPart[], source: string): string | ContentPart[] {
+  if (typeof content === 'string') return content === NO_OUTPUT ? content : fenceUntrusted(content, source);
+  return content.map((part) =>
+    part.type === 'text' ? { type: 'text', text: fenceUntrusted(part.text, source) } : part,
+  );
 }
 
 function errorContent(content: string | ContentPart[]): string | ContentPart[] {

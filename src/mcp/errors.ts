@@ -4,6 +4,7 @@
  */
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { fenceDetails } from '../security/untrusted.js';
 
 const CONNECTION_ERROR_CODES = new Set([
   'ECONNREFUSED',
@@ -65,10 +66,13 @@ export function describeConnectFailure(error: unknown, command: string | undefin
   return lastLines ? `${message}; its stderr said: ${lastLines.slice(-400)}` : message;
 }
 
-/** The message for a call that failed after the connection's own recovery. */
+/**
+ * The message for a call that failed after the connection's own recovery. The error's text may be the server's own
+ * words (a JSON-RPC error message, an HTTP body), so it is fenced like any other content from the server.
+ */
 export function describeCallFailure(error: unknown, server: string, timeoutS: number): string {
   if (isTimeout(error)) return `MCP server '${server}' did not answer within ${timeoutS}s (toolTimeout).`;
   const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof McpError) return `MCP server '${server}' returned an error: ${message}`;
-  return `MCP server '${server}': ${message}`;
+  const what = error instanceof McpError ? 'returned an error' : 'failed';
+  return `MCP server '${server}' ${what}${fenceDetails({ error: message }, `MCP server ${server}`)}`;
 }

@@ -2,9 +2,11 @@
  * Token estimation for budget decisions. A cheap over-estimate (ASCII chars / 3, one token per other
  * UTF-16 unit) answers most questions; the real tokenizer (gpt-tokenizer, loaded on first need: ~100 ms)
  * is consulted only when the cheap figure is close enough to the budget to matter. Per-message counts are
- * cached by message object, so a long session is not re-measured every turn.
+ * cached by message object, so a long session is not re-measured every turn. The real tokenizer only ever sees
+ * bounded windows of a text (bounded-count.ts), so no input, however pathological, can stall the process.
  */
 import type { ChatMessage, MessageContent } from '../providers/types.js';
+import { boundedTokenCount, type CountLimits, type ExactCount } from './bounded-count.js';
 
 export type EncodingName = 'cl100k_base' | 'o200k_base';
 
@@ -25,6 +27,10 @@ export interface TokenCounterOptions {
   encoding?: EncodingName;
   /** Fraction of the budget above which the real tokenizer is used; `Infinity` = cheap estimate only. */
   preciseAbove?: number;
+  /** The exact tokenizer (default: gpt-tokenizer for `encoding`); it is only ever called on bounded windows. */
+  tokenizer?: ExactCount;
+  /** Window and cap for the exact tokenizer (default DEFAULT_COUNT_LIMITS). */
+  limits?: CountLimits;
 }
 
 type CountFn = (text: string) => number;
@@ -78,11 +84,15 @@ export class TokenCounter {
   private readonly cache = new WeakMap<ChatMessage, CachedCount>();
   private readonly encoding: EncodingName;
   private readonly preciseAbove: number;
+  private readonly tokenizer: ExactCount | undefined;
+  private readonly limits: CountLimits | undefined;
   private counter: Promise<CountFn> | undefined;
 
   constructor(options: TokenCounterOptions = {}) {
     this.encoding = options.encoding ?? 'cl100k_base';
     this.preciseAbove = options.preciseAbove ?? DEFAULT_PRECISE_ABOVE;
+    this.tokenizer = options.tokenizer;
+    this.limits = options.limits;
   }
 
   /** Cheap (over-)estimate of one message, cached. */
@@ -145,12 +155,17 @@ export class TokenCounter {
   }
 
   private loadCounter(): Promise<CountFn> {
-    this.counter ??= loadEncoding(this.encoding);
+    this.counter ??= this.boundedCounter();
     return this.counter;
+  }
+
+  private async boundedCounter(): Promise<CountFn> {
+    const exact = this.tokenizer ?? (await loadEncoding(this.encoding));
+    return (text) => boundedTokenCount(text, exact, this.limits);
   }
 }
 
-async function loadEncoding(name: EncodingName): Promise<CountFn> {
+async function loadEncoding(name: EncodingName): Promise<ExactCount> {
   // Special-token text inside user content (e.g. "<|endoftext|>") must count as text, not throw.
   const options = { disallowedSpecial: new Set<string>() };
   if (name === 'o200k_base') {

@@ -1,12 +1,15 @@
 /**
  * search_history: finds and quotes earlier messages of the current session (every stored message, including
  * those consolidated out of the model's context long ago) and entries of memory/history.jsonl. This is what
- * makes consolidation lossless from the model's point of view: nothing said is ever out of reach.
+ * makes consolidation lossless from the model's point of view: nothing said is ever out of reach. A quote of a
+ * tool result (a fetched page, an MCP answer, command output) is third-party text whose own fence the quote may
+ * cut off, so it is fenced again.
  */
 import { z } from 'zod';
 import { stripRuntimeContext } from '../agent/context.js';
 import type { HistoryStore } from '../memory/history.js';
 import { messageText } from '../memory/tokens.js';
+import { fenceUntrusted } from '../security/untrusted.js';
 import type { SessionStore } from '../session/types.js';
 import { defineTool, fail, ok } from './types.js';
 
@@ -93,7 +96,9 @@ async function searchSession(sessions: SessionStore, key: string, matcher: RegEx
     if (quote === undefined) continue;
     const when = message.timestamp ? ` · ${message.timestamp.slice(0, 16).replace('T', ' ')}` : '';
     const archived = index < session.lastConsolidated ? ' · archived' : '';
-    hits.push({ label: `[session message #${index} · ${message.role}${when}${archived}]`, quote });
+    const label = `[session message #${index} · ${message.role}${when}${archived}]`;
+    const shown = message.role === 'tool' ? fenceUntrusted(quote, `earlier tool result #${index}`) : quote;
+    hits.push({ label, quote: shown });
   }
   return hits;
 }

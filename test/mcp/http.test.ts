@@ -7,6 +7,7 @@ import type { McpServerConfig } from '../../src/config/schema.js';
 import { type McpManager, startMcpServers } from '../../src/mcp/manager.js';
 import { createNetworkPolicy } from '../../src/security/network.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
+import { unfence } from '../helpers/fence.js';
 import { context, EVERYTHING, freePort, serverConfig, toolCall } from './helpers.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -63,15 +64,14 @@ describe('MCP over HTTP', () => {
       warnings,
     );
     expect(manager.status()[0]).toMatchObject({ transport: 'streamableHttp', state: 'connected' });
-    expect((await registry.execute(toolCall('mcp_everything_echo', { message: 'one' }), context())).content).toBe(
-      'Echo: one',
-    );
+    const one = await registry.execute(toolCall('mcp_everything_echo', { message: 'one' }), context());
+    expect(unfence(String(one.content))).toBe('Echo: one');
 
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
     await startEverything('streamableHttp', port);
     const again = await registry.execute(toolCall('mcp_everything_echo', { message: 'two' }), context());
-    expect(again.content).toBe('Echo: two');
+    expect(unfence(String(again.content))).toBe('Echo: two');
     // The call itself found the session gone (the new server never saw it) and was retried after reconnecting.
     expect(warnings.join('\n')).toMatch(/connection lost .*session.*; reconnecting/i);
     expect(manager.status()[0]?.state).toBe('connected');
@@ -82,9 +82,8 @@ describe('MCP over HTTP', () => {
     await startEverything('sse', port);
     const { registry, manager } = await connect({ legacy: serverConfig({ url: `http://127.0.0.1:${port}/sse` }) });
     expect(manager.status()[0]).toMatchObject({ transport: 'sse', state: 'connected' });
-    expect((await registry.execute(toolCall('mcp_legacy_echo', { message: 'sse' }), context())).content).toBe(
-      'Echo: sse',
-    );
+    const echoed = await registry.execute(toolCall('mcp_legacy_echo', { message: 'sse' }), context());
+    expect(unfence(String(echoed.content))).toBe('Echo: sse');
   });
 
   it('sends the configured headers, and a server that answers with errors is reported, not fatal', async () => {

@@ -5,6 +5,7 @@ import { type McpManager, startMcpServers } from '../../src/mcp/manager.js';
 import { createNetworkPolicy } from '../../src/security/network.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import { defineTool, ok } from '../../src/tools/types.js';
+import { unfence } from '../helpers/fence.js';
 import { context, SCRIPTED, serverConfig, toolCall, waitFor } from './helpers.js';
 
 const open: McpManager[] = [];
@@ -47,15 +48,22 @@ describe('MCP servers in the tool registry', () => {
     for (const name of names) expect(name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
     const awkward = names.find((name) => name.startsWith('mcp_scripted_weird_name'));
     expect(awkward).toHaveLength(64);
-    expect((await registry.execute(toolCall(awkward ?? ''), context())).content).toMatch(/^ran weird\.name/);
+    expect(unfence(String((await registry.execute(toolCall(awkward ?? ''), context())).content))).toMatch(
+      /^ran weird\.name/,
+    );
 
     const failed = await registry.execute(toolCall('mcp_scripted_fail'), context());
     expect(failed.isError).toBe(true);
-    expect(failed.content).toMatch(/^Error: the widget is broken/);
+    expect(failed.content).toMatch(
+      /^Error: <<<UNTRUSTED_CONTENT nonce=\w+ source=mcp_scripted_fail>>>\nthe widget is broken\n/,
+    );
 
     const picture = await registry.execute(toolCall('mcp_scripted_picture'), context());
     expect(picture.content).toEqual([
-      { type: 'text', text: 'a red dot' },
+      {
+        type: 'text',
+        text: expect.stringMatching(/^<<<UNTRUSTED_CONTENT nonce=\w+ source=mcp_scripted_picture>>>\na red dot\n/),
+      },
       { type: 'image_url', image_url: { url: expect.stringMatching(/^data:image\/png;base64,iVBOR/) } },
     ]);
     const structured = await registry.execute(toolCall('mcp_scripted_structured'), context());
@@ -64,7 +72,7 @@ describe('MCP servers in the tool registry', () => {
       toolCall('mcp_scripted_place', { at: { x: 1, y: 2 }, count: '3' }),
       context(),
     );
-    expect(placed.content).toBe('placed at {"x":1,"y":2} x3');
+    expect(unfence(String(placed.content))).toBe('placed at {"x":1,"y":2} x3');
 
     expect(manager.status()).toEqual([
       expect.objectContaining({ name: 'scripted', state: 'connected', tools: 8, resources: 0, prompts: 0 }),
@@ -74,7 +82,7 @@ describe('MCP servers in the tool registry', () => {
   it('starts stdio servers with a clean environment plus their own env', async () => {
     const { registry } = await start({ scripted: scripted({ env: { SERVER_TOKEN: 'for-this-server' } }) });
     const result = await registry.execute(toolCall('mcp_scripted_environment'), context());
-    const names = String(result.content).split(',');
+    const names = unfence(String(result.content)).split(',');
     expect(names).toContain('SERVER_TOKEN');
     expect(names).toContain('PATH');
     expect(names).not.toContain('OPENAI_API_KEY');
@@ -85,10 +93,11 @@ describe('MCP servers in the tool registry', () => {
     const before = registry.definitions();
     expect(registry.has('mcp_scripted_late_tool')).toBe(false);
     const added = await registry.execute(toolCall('mcp_scripted_add_tool', { name: 'late tool' }), context());
-    expect(added.content).toBe('added late tool');
+    expect(unfence(String(added.content))).toBe('added late tool');
     await waitFor(() => registry.has('mcp_scripted_late_tool'), 'the refreshed tool list');
     expect(registry.definitions()).not.toBe(before);
-    expect((await registry.execute(toolCall('mcp_scripted_late_tool'), context())).content).toBe('ran late tool');
+    const late = await registry.execute(toolCall('mcp_scripted_late_tool'), context());
+    expect(unfence(String(late.content))).toBe('ran late tool');
     expect(manager.status()[0]?.tools).toBe(9);
   });
 
@@ -106,7 +115,7 @@ describe('MCP servers in the tool registry', () => {
     process.kill(pid, 'SIGKILL');
     // No waiting: the call may reach the dying process before the exit is noticed.
     const result = await registry.execute(toolCall('mcp_scripted_place', { at: { x: 0 } }), context());
-    expect(result.content).toBe('placed at {"x":0} x1');
+    expect(unfence(String(result.content))).toBe('placed at {"x":0} x1');
     expect(manager.status()[0]?.state).toBe('connected');
     expect(manager.status()[0]?.pid).not.toBe(pid);
   });

@@ -2,11 +2,12 @@
  * web_fetch: fetches one URL through the network policy (≤5 redirects, each re-checked and re-pinned) and returns
  * its readable content. HTML goes through readability + turndown (or plain text); JSON and text pass through;
  * images come back as image parts; other binary types are refused. The result is nanobot's JSON shape with the
- * text inside an untrusted-content fence.
+ * text inside an untrusted-content fence. Everything else the server chose — a redirect target (`finalUrl`), the
+ * reason phrase, the content type — is fenced too: only the requested URL and our own words stay outside.
  */
 import { z } from 'zod';
 import { DEFAULT_MAX_REDIRECTS, NETWORK_HARD_BOUNDARY, type NetworkPolicy } from '../../security/network.js';
-import { fenceUntrusted } from '../../security/untrusted.js';
+import { fenceDetails, fenceUntrusted } from '../../security/untrusted.js';
 import { looksBinary } from '../filesystem/read-file.js';
 import { defineTool, fail, ok, type ToolResult } from '../types.js';
 import type { ExtractMode } from './extract.js';
@@ -17,6 +18,7 @@ import {
   describeStatus,
   parseContentType,
   readBodyCapped,
+  serverReasonPhrase,
   withTimeout,
 } from './http.js';
 
@@ -85,12 +87,15 @@ function payload(
 ) {
   const truncated = cut || text.length > maxChars;
   const shown = text.length > maxChars ? text.slice(0, maxChars) : text;
+  const redirected = !sameUrl(fields.finalUrl, fields.url);
   const result: WebFetchPayload = {
     ...fields,
+    // A redirect target is the server's choice of words, so it is fenced like the page.
+    finalUrl: redirected ? fenceUntrusted(fields.finalUrl, 'redirect target') : fields.url,
     truncated,
     length: text.length,
     untrusted: true,
-    text: fenceUntrusted(shown, fields.finalUrl),
+    text: fenceUntrusted(shown, redirected ? `${fields.url} (redirected)` : fields.url),
   };
   return ok(JSON.stringify(result, null, 2));
 }
@@ -159,21 +164,30 @@ export function createWebFetchTool(options: WebFetchToolOptions) {
         });
         const finalUrl = response.url || url;
         const base = { url, finalUrl, status: response.status };
+        const redirect = sameUrl(finalUrl, url) ? undefined : finalUrl;
+        /** What the server chose, fenced: the redirect target and, when given, its content type. */
+        const served = (contentType?: string) =>
+          fenceDetails({ 'final URL': redirect, 'content type': contentType }, 'HTTP response');
         if (!response.ok) {
           await response.body?.cancel().catch(() => {});
-          const where = finalUrl === url ? url : `${url} (redirected to ${finalUrl})`;
-          return fail(`web_fetch ${where}: ${describeStatus(response.status, response.statusText)}`);
+          const details = fenceDetails(
+            { 'reason phrase': serverReasonPhrase(response.status, response.statusText), 'final URL': redirect },
+            'HTTP response',
+          );
+          return fail(
+            `web_fetch ${url}: ${describeStatus(response.status)}${redirect ? ' after a redirect' : ''}${details}`,
+          );
         }
 
         const { mime, charset } = parseContentType(response.headers.get('content-type'));
         if (IMAGE_TYPES.has(mime)) {
           const { bytes, truncated } = await readBodyCapped(response, maxBytes);
-          if (truncated) return fail(`web_fetch ${finalUrl}: the image is larger than ${maxBytes} bytes`);
+          if (truncated) return fail(`web_fetch ${url}: the image is larger than ${maxBytes} bytes${served()}`);
           const data = Buffer.from(bytes).toString('base64');
           return ok([
             {
               type: 'text',
-              text: `Image fetched from ${finalUrl} (${bytes.byteLength} bytes, ${mime}); external content.`,
+              text: `Image fetched from ${url} (${bytes.byteLength} bytes, ${mime}); external content.${served()}`,
             },
             { type: 'image_url', image_url: { url: `data:${mime};base64,${data}` } },
           ]);
@@ -181,14 +195,14 @@ export function createWebFetchTool(options: WebFetchToolOptions) {
         if (!isTextual(mime)) {
           await response.body?.cancel().catch(() => {});
           return fail(
-            `web_fetch ${finalUrl}: the response is ${mime} (binary), which cannot be shown as text. ` +
-              'web_fetch reads web pages, JSON, text and images.',
+            `web_fetch ${url}: the response is binary, which cannot be shown as text. ` +
+              `web_fetch reads web pages, JSON, text and images.${served(mime)}`,
           );
         }
 
         const { bytes, truncated: cut } = await readBodyCapped(response, maxBytes);
         if (mime === '' && looksBinary(bytes.subarray(0, 8192))) {
-          return fail(`web_fetch ${finalUrl}: the response is binary data, which cannot be shown as text.`);
+          return fail(`web_fetch ${url}: the response is binary data, which cannot be shown as text.${served()}`);
         }
         const body = decodeText(
           bytes,
@@ -216,10 +230,20 @@ export function createWebFetchTool(options: WebFetchToolOptions) {
         }
         return payload({ ...base, extractor: 'raw' }, body, maxChars, cut);
       } catch (error) {
-        return fail(`web_fetch ${url} failed: ${describeFetchError(error, signal)}`);
+        return fail(`web_fetch ${url} failed: ${describeFetchError(error, signal, url)}`);
       }
     },
   });
+}
+
+/** True when `final` is `requested` as fetched (`http://a.test` comes back as `http://a.test/`): no redirect. */
+function sameUrl(final: string, requested: string): boolean {
+  if (final === requested) return true;
+  try {
+    return new URL(requested).href === final;
+  } catch {
+    return false;
+  }
 }
 
 /** `<meta charset=…>` (or the http-equiv form) in the first KiB of an HTML page served without a charset. */

@@ -1,6 +1,11 @@
-/** Small HTTP helpers shared by the web tools. */
+/**
+ * Small HTTP helpers shared by the web tools. What a server wrote (a reason phrase, a redirect target, an error's
+ * text) reaches the model only inside an untrusted fence; our own words around it stay outside.
+ */
+import { STATUS_CODES } from 'node:http';
 import type { Response } from 'undici';
-import { NetworkBlockedError } from '../../security/network.js';
+import { NETWORK_HARD_BOUNDARY, NetworkBlockedError } from '../../security/network.js';
+import { fenceDetails } from '../../security/untrusted.js';
 
 /** A common desktop browser string: some sites (and DuckDuckGo's HTML endpoint) refuse unknown agents. */
 export const DEFAULT_USER_AGENT =
@@ -58,9 +63,17 @@ export function parseContentType(header: string | null): { mime: string; charset
   return { mime: mime.trim().toLowerCase(), ...(charset ? { charset: charset.toLowerCase() } : {}) };
 }
 
-/** One line for the model: the block reason, a timeout, or the network error code behind `fetch failed`. */
-export function describeFetchError(error: unknown, signal?: AbortSignal): string {
-  if (error instanceof NetworkBlockedError) return error.message;
+/**
+ * One line for the model: the block reason, a timeout, or the network error code behind `fetch failed`. `requested`
+ * is the URL the model asked for: a refusal of any other URL (a redirect target) and any message that may carry a
+ * server's words are fenced.
+ */
+export function describeFetchError(error: unknown, signal?: AbortSignal, requested?: string): string {
+  if (error instanceof NetworkBlockedError) {
+    if (requested === undefined || error.url === requested) return error.message;
+    const details = fenceDetails({ 'redirect target': error.url, reason: error.reason }, 'redirect');
+    return `a redirect led to an address that is refused. ${NETWORK_HARD_BOUNDARY}${details}`;
+  }
   if (signal?.aborted) {
     const reason: unknown = signal.reason;
     if (reason instanceof Error && reason.name === 'TimeoutError') return 'the request timed out';
@@ -68,22 +81,32 @@ export function describeFetchError(error: unknown, signal?: AbortSignal): string
   }
   if (error instanceof Error) {
     const cause: unknown = error.cause;
-    if (cause instanceof Error) {
-      const code = (cause as NodeJS.ErrnoException).code;
-      return `${error.message} (${code ? `${code}: ` : ''}${cause.message})`;
-    }
-    return error.message;
+    const code = cause instanceof Error ? (cause as NodeJS.ErrnoException).code : undefined;
+    // Node's and undici's own errors carry a code and describe the socket, not what the server said.
+    if (cause instanceof Error && code) return `${error.message} (${code}: ${cause.message})`;
+    const detail = cause instanceof Error ? `${error.message}: ${cause.message}` : error.message;
+    return `the request failed (details below)${fenceDetails({ error: detail }, 'network error')}`;
   }
-  return String(error);
+  return `the request failed (details below)${fenceDetails({ error: String(error) }, 'network error')}`;
 }
 
-/** A short, readable reason for a non-2xx status; `keyed` adds the API-key hint that auth failures need. */
-export function describeStatus(status: number, statusText: string, keyed = false): string {
+/**
+ * A short, readable reason for a non-2xx status with the standard phrase (`HTTP 403 Forbidden`); `keyed` adds the
+ * API-key hint that auth failures need. The server's own reason phrase is attacker-controlled: see `serverReasonPhrase`.
+ */
+export function describeStatus(status: number, keyed = false): string {
   const hint =
     keyed && (status === 401 || status === 403)
       ? ' (check the API key)'
       : status === 429
         ? ' (rate limited; try again later)'
         : '';
-  return `HTTP ${status}${statusText ? ` ${statusText}` : ''}${hint}`;
+  const phrase = STATUS_CODES[status];
+  return `HTTP ${status}${phrase ? ` ${phrase}` : ''}${hint}`;
+}
+
+/** The server's reason phrase when it differs from the standard one (else undefined), for a fenced detail. */
+export function serverReasonPhrase(status: number, statusText: string): string | undefined {
+  const text = statusText.trim();
+  return text && text.toLowerCase() !== STATUS_CODES[status]?.toLowerCase() ? text : undefined;
 }

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { NetworkPolicy } from '../../security/network.js';
-import { fenceUntrusted } from '../../security/untrusted.js';
+import { fenceDetails, fenceUntrusted } from '../../security/untrusted.js';
 import { defineTool, fail, ok, type ToolResult } from '../types.js';
 import {
   DEFAULT_USER_AGENT,
@@ -14,6 +14,7 @@ import {
   describeStatus,
   parseContentType,
   readBodyCapped,
+  serverReasonPhrase,
   withTimeout,
 } from './http.js';
 import { DuckDuckGoBlockedError, SEARCH_PROVIDERS, type SearchHit, type SearchProvider } from './search-providers.js';
@@ -161,15 +162,17 @@ export function createWebSearchTool(options: WebSearchToolOptions) {
         const body = decodeText(bytes, parseContentType(response.headers.get('content-type')).charset);
         if (!response.ok) {
           const keyed = provider.needs === 'apiKey';
-          return fail(
-            `${provider.label} search failed: ${describeStatus(response.status, response.statusText, keyed)}`,
+          const reason = fenceDetails(
+            { 'reason phrase': serverReasonPhrase(response.status, response.statusText) },
+            `${provider.name} response`,
           );
+          return fail(`${provider.label} search failed: ${describeStatus(response.status, keyed)}${reason}`);
         }
         hits = (await provider.parse(body)).filter((hit) => hit.url);
       } catch (error) {
         if (error instanceof DuckDuckGoBlockedError) return fail(error.message);
         if (error instanceof SyntaxError) return fail(`${provider.label} search returned a response that is not JSON`);
-        return fail(`${provider.label} search failed: ${describeFetchError(error, signal)}`);
+        return fail(`${provider.label} search failed: ${describeFetchError(error, signal, request.url)}`);
       }
 
       const prefix = note ? `${note}\n` : '';

@@ -88,7 +88,8 @@ describe('web_fetch', () => {
     });
     const payload = await fetchPayload({ url: web.url('/old') });
     expect(payload.url).toBe(web.url('/old'));
-    expect(payload.finalUrl).toBe(web.url('/article'));
+    // The redirect target is the server's choice: fenced like the page.
+    expect(fenced(payload.finalUrl)).toBe(web.url('/article'));
     expect(web.requests.map((r) => r.path)).toEqual(['/old', '/moved', '/article']);
   });
 
@@ -146,7 +147,9 @@ describe('web_fetch', () => {
     const web = await fake({ routes: { '/file': { headers: { 'content-type': type }, body } } });
     const result = await tool().execute({ url: web.url('/file') }, makeContext());
     expect(result.isError).toBe(true);
-    expect(textOf(result)).toContain(`the response is ${type} (binary), which cannot be shown as text`);
+    expect(textOf(result)).toContain('the response is binary, which cannot be shown as text');
+    // The content type is the server's words: named, but inside the fence.
+    expect(fenced(textOf(result).slice(textOf(result).indexOf('<<<')))).toBe(`content type: ${type}`);
   });
 
   it('returns images as image parts', async () => {
