@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import ts from 'typescript';
 import { buildWebUi } from './build-webui.mjs';
+import { cjsFacade } from './cjs-facade.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -79,7 +80,8 @@ await build({
   banner: {
     js: "import { createRequire as __nanobotRequire } from 'node:module'; const require = __nanobotRequire(import.meta.url);",
   },
-  plugins: [zodEnglishOnly, noStreamsPolyfill, sdkFetchClasses],
+  // cjsFacade first: a lazily imported CommonJS package gets the named exports Node gives it (scripts/cjs-facade.mjs).
+  plugins: [cjsFacade, zodEnglishOnly, noStreamsPolyfill, sdkFetchClasses],
   legalComments: 'none',
   minify: process.env.NANOBOT_BUILD_DEBUG !== '1',
   // Error classification looks at SDK error class names; minified names would all read as unknown errors.
