@@ -133,7 +133,10 @@ describe('nanobot agent -m (installed package): tool families', () => {
     const result = await nanobot(['agent', '-m', 'look it up'], home);
     expect(result.stderr).not.toMatch(/not a constructor|Error/);
     expect({ code: result.code, stdout: result.stdout.trim() }).toEqual({ code: 0, stdout: 'Found it: pineapple.' });
-    const [searched, fetched] = results(fake);
+    const [searched = '', fetched = ''] = results(fake);
+    // First what the model saw, so a failure shows the tool's own error (a broken bundle: "h is not a constructor").
+    expect(searched).not.toMatch(/^Error/);
+    expect(fetched).not.toMatch(/^Error/);
     expect(web.requests.find((r) => r.url.pathname === '/search')?.url.searchParams.get('q')).toBe('nanobot sundial');
     expect(searched).toMatch(/Release notes for nanobot sundial/);
     expect(searched).toMatch(/https:\/\/example\.org\/releases/);
@@ -192,6 +195,7 @@ describe('nanobot agent -m (installed package): tool families', () => {
       stdout: 'I will remind you every hour.',
     });
     const [added = ''] = results(fake);
+    expect(added).not.toMatch(/^Error/);
     const id = /\b([0-9a-f]{8})\b/.exec(added)?.[1];
     expect(id, added).toBeDefined();
     const list = await nanobot(['cron', 'list'], home);
