@@ -7,16 +7,17 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
 import { type FakeWeb, startFakeWeb } from '../helpers/fake-web.js';
 import { EVERYTHING, freePort } from '../mcp/helpers.js';
-import { homeWith, lastToolResult, nanobot } from './harness.js';
+import { homeWith, lastToolResult, nanobot, removeInstalledCopy } from './harness.js';
 
 const cleanups: (() => Promise<unknown> | undefined)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
+afterAll(removeInstalledCopy);
 
 async function fakeLLM(script: Parameters<typeof startFakeLLM>[0]): Promise<FakeLLM> {
   const fake = await startFakeLLM(script);

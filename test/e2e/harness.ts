@@ -4,9 +4,9 @@
  * wired wrongly, a module dist/ expects to find in node_modules) fails here, while the tests over src/ stay green.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { type CliResult, runCli, tempHome } from '../cli/cli-helpers.js';
 import type { FakeRequest } from '../helpers/fake-llm.js';
 import { waitFor } from '../mcp/helpers.js';
@@ -24,6 +24,12 @@ export function installedBin(): string {
     installed = join(dir, 'bin', 'nanobot.js');
   }
   return installed;
+}
+
+/** Removes the copy (call in afterAll). */
+export function removeInstalledCopy(): void {
+  if (installed) rmSync(dirname(dirname(installed)), { recursive: true, force: true });
+  installed = undefined;
 }
 
 export function nanobot(args: string[], home: string, env: Record<string, string> = {}): Promise<CliResult> {

@@ -5,16 +5,17 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { connect, type TestClient } from '../channels/websocket/helpers.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
 import { freePort } from '../mcp/helpers.js';
-import { homeWith, lastToolResult, type RunningNanobot, startNanobot } from './harness.js';
+import { homeWith, lastToolResult, type RunningNanobot, removeInstalledCopy, startNanobot } from './harness.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
+afterAll(removeInstalledCopy);
 
 async function fakeLLM(script: Parameters<typeof startFakeLLM>[0]): Promise<FakeLLM> {
   const fake = await startFakeLLM(script);
