@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import ts from 'typescript';
 import { buildWebUi } from './build-webui.mjs';
+import { cjsFacade } from './cjs-facade.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -61,7 +62,7 @@ const sdkFetchClasses = {
 // Build beside dist/ and swap it in, so a concurrent test run never sees a half-written bundle.
 const staging = join(root, `dist.tmp-${process.pid}`);
 const retired = join(root, `dist.old-${process.pid}`);
-await build({
+const { metafile } = await build({
   absWorkingDir: root,
   // The CLI, and the embedding API (`import { createNanobot } from 'nanobot-ts'`); they share chunks.
   entryPoints: { main: 'src/cli/main.ts', sdk: 'src/sdk.ts' },
@@ -79,13 +80,16 @@ await build({
   banner: {
     js: "import { createRequire as __nanobotRequire } from 'node:module'; const require = __nanobotRequire(import.meta.url);",
   },
-  plugins: [zodEnglishOnly, noStreamsPolyfill, sdkFetchClasses],
+  // cjsFacade first: a lazily imported CommonJS package gets the named exports Node gives it (scripts/cjs-facade.mjs).
+  plugins: [cjsFacade, zodEnglishOnly, noStreamsPolyfill, sdkFetchClasses],
   legalComments: 'none',
   minify: process.env.NANOBOT_BUILD_DEBUG !== '1',
   // Error classification looks at SDK error class names; minified names would all read as unknown errors.
   keepNames: true,
   logLevel: 'warning',
+  metafile: true,
 });
+assertNamedExports(metafile);
 writeSdkDeclarations(join(staging, 'sdk.d.ts'));
 // The WebUI the WebSocket channel serves (Vite runs only when webui/ changed).
 await buildWebUi(join(staging, 'webui'));
@@ -96,6 +100,21 @@ try {
 }
 renameSync(staging, join(root, 'dist'));
 rmSync(retired, { recursive: true, force: true });
+
+/**
+ * A lazy chunk of a dependency that exports only `default` is a CommonJS package the facade missed: under Node its
+ * named exports exist, in dist/ they would be undefined. Fail the build instead of shipping that.
+ */
+function assertNamedExports(meta) {
+  const lost = Object.entries(meta.outputs).filter(
+    ([, out]) => out.entryPoint?.includes('node_modules') && out.exports.length === 1 && out.exports[0] === 'default',
+  );
+  if (lost.length > 0) {
+    const which = lost.map(([file, out]) => `${out.entryPoint} (${file})`).join(', ');
+    rmSync(staging, { recursive: true, force: true });
+    throw new Error(`lazily imported CommonJS without named exports: ${which}; see scripts/cjs-facade.mjs`);
+  }
+}
 
 /**
  * dist/sdk.d.ts for the package's `types`. src/sdk.ts spells out every type it exports (isolated declarations), so

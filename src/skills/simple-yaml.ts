@@ -63,8 +63,14 @@ function jsonValue(text: string): unknown {
 
 let yamlModule: YamlModule | undefined;
 
-/** The full YAML parser, loaded on first need (resolved from node_modules, outside the bundle). */
+/**
+ * The full YAML parser, loaded on first need. The package ships without node_modules, so dist/ must carry yaml:
+ * esbuild bundles the plain `require('yaml')` and runs it on the first call. From src/ (the tests) an ES module has
+ * no `require`, and Node resolves yaml from node_modules instead.
+ */
 export function fullYaml(): YamlModule {
-  yamlModule ??= createRequire(import.meta.url)('yaml') as YamlModule;
+  yamlModule ??= (
+    typeof require === 'function' ? require('yaml') : createRequire(import.meta.url)('yaml')
+  ) as YamlModule;
   return yamlModule;
 }

@@ -21,9 +21,11 @@ export function runCli(
   home: string,
   env: Record<string, string> = {},
   input?: string,
+  /** Another copy of bin/nanobot.js (the e2e lane runs an installed copy of the package). */
+  bin: string = BIN,
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(process.execPath, [bin, ...args], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...env },
       stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
