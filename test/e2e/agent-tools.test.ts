@@ -144,7 +144,9 @@ describe('nanobot agent -m (installed package): tool families', () => {
     expect(searched).toMatch(/Version 2 adds a sundial\./);
     expect(web.requests.map((r) => r.url.pathname)).toEqual(['/search', '/old-article', '/article']);
     expect(fetched).toMatch(/The secret word of this page is pineapple/);
-    expect(fetched).toContain(`"finalUrl": "${web.url('/article')}"`);
+    // The redirect target is the server's choice, so it reaches the model fenced (issue 15 item 9).
+    expect(fetched).toMatch(/"finalUrl": "<<<UNTRUSTED_CONTENT nonce=\w+ source=redirect target>>>\\n/);
+    expect(fetched).toContain(`\\n${web.url('/article')}\\n<<<END_UNTRUSTED_CONTENT`);
   });
 
   it('MCP: a stdio server and a Streamable HTTP server, both answering the model', async () => {
