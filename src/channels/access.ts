@@ -1,7 +1,7 @@
 /**
  * Who may talk to the agent. Deny by default: an empty `allowFrom` lets nobody in, `"*"` lets everyone in, and
- * entries are ids or @usernames. A stranger in a direct chat gets a pairing code the owner can approve; in groups
- * strangers are ignored, and the agent answers as `groupPolicy` says.
+ * entries are ids (exact) or `@username`s (see listNames). A stranger in a direct chat gets a pairing code the owner
+ * can approve; in groups strangers are ignored, and the agent answers as `groupPolicy` says.
  */
 
 export interface Sender {
@@ -29,16 +29,23 @@ export type AccessDecision =
   | { action: 'pair' }
   | { action: 'ignore'; reason: string };
 
-/** True when an `allowFrom`-style list names this sender (by id, or by username with or without `@`). */
+/**
+ * True when an `allowFrom`-style list names this sender. An entry matches the sender's id exactly (after trimming
+ * the entry); it names a username only when written `@name`, so an id-looking entry never admits a user who chose
+ * that id as username. Usernames compare ignoring ASCII case only: Unicode case folding would let look-alikes in
+ * (the Kelvin sign K lower-cases to k).
+ */
 export function listNames(list: readonly string[], sender: Sender): boolean {
-  const username = sender.username?.replace(/^@/, '').toLowerCase();
+  const username = sender.username === undefined ? '' : asciiLower(sender.username.replace(/^@/, ''));
   return list.some((raw) => {
     const entry = raw.trim();
+    if (entry === '') return false;
     if (entry === sender.id) return true;
-    if (!username) return false;
-    return entry.replace(/^@/, '').toLowerCase() === username;
+    return username !== '' && entry.startsWith('@') && asciiLower(entry.slice(1)) === username;
   });
 }
+
+const asciiLower = (value: string) => value.replace(/[A-Z]/g, (letter) => letter.toLowerCase());
 
 export function isAllowed(settings: AccessSettings, sender: Sender, paired: (senderId: string) => boolean): boolean {
   return settings.allowFrom.includes('*') || listNames(settings.allowFrom, sender) || paired(sender.id);
