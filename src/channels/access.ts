@@ -86,3 +86,66 @@ export function describeAllowFrom(list: readonly string[]): string {
   const shown = list.slice(0, 4).join(', ');
   return list.length > 4 ? `${shown} and ${list.length - 4} more` : shown;
 }
+
+/** Whether the agent may write to a chat on its own (the `message` tool); a refusal says why. */
+export type ChatAdmission = { ok: true } | { ok: false; why: string };
+
+/** What a channel knows about a chat it did not just receive from. */
+export interface ChatFacts {
+  /** The person a direct chat with this id is with, when the id names them (a Telegram user id, an address). */
+  directWith?: Sender;
+  /** People whose messages in this chat were accepted since the channel started, and in what kind of chat. */
+  seen: readonly { sender: Sender; chatType: 'direct' | 'group' }[];
+}
+
+/**
+ * A chat the access rules admit as it stands now: `"*"`, a group in groupAllowFrom, or a chat whose person
+ * (direct) or one of whose admitted senders is still let in by allowFrom / pairing / groupPolicy.
+ */
+export function admitsChat(
+  settings: AccessSettings,
+  chatId: string,
+  facts: ChatFacts,
+  paired: (senderId: string) => boolean,
+): ChatAdmission {
+  if (settings.allowFrom.includes('*') || settings.groupAllowFrom.includes(chatId)) return { ok: true };
+  const people = [
+    ...(facts.directWith ? [{ sender: facts.directWith, chatType: 'direct' as const }] : []),
+    ...facts.seen,
+  ];
+  const admitted = people.some(
+    ({ sender, chatType }) =>
+      decideAccess(settings, { sender, chatId, chatType, mentioned: true }, paired).action === 'accept',
+  );
+  if (admitted) return { ok: true };
+  return {
+    ok: false,
+    why:
+      `chat ${JSON.stringify(chatId)} is not one the access rules admit: no one allowed (allowFrom, pairing) has ` +
+      'written from it and it is not in groupAllowFrom. Give the exact chat id of a chat the user wrote from',
+  };
+}
+
+/** The senders admitted per chat, newest last: a few per chat, a bounded number of chats. */
+export class SeenChats {
+  private readonly chats = new Map<string, Map<string, { sender: Sender; chatType: 'direct' | 'group' }>>();
+
+  constructor(
+    private readonly maxChats = 5000,
+    private readonly maxSendersPerChat = 20,
+  ) {}
+
+  add(chatId: string, sender: Sender, chatType: 'direct' | 'group'): void {
+    const senders = this.chats.get(chatId) ?? new Map();
+    this.chats.delete(chatId);
+    senders.delete(sender.id);
+    senders.set(sender.id, { sender, chatType });
+    if (senders.size > this.maxSendersPerChat) senders.delete(senders.keys().next().value ?? '');
+    this.chats.set(chatId, senders);
+    if (this.chats.size > this.maxChats) this.chats.delete(this.chats.keys().next().value ?? '');
+  }
+
+  of(chatId: string): { sender: Sender; chatType: 'direct' | 'group' }[] {
+    return [...(this.chats.get(chatId)?.values() ?? [])];
+  }
+}

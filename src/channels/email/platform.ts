@@ -106,6 +106,13 @@ export class EmailPlatform implements ChatPlatform {
     return this.outbox.queueFile(target, file);
   }
 
+  /** A chat is one address (lower case, as mail from it is filed): that person, with the id allowFrom uses. */
+  directChatWith(chatId: string): { id: string; username?: string } | undefined {
+    if (!/^[a-z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(chatId)) return undefined;
+    const { id, username } = senderOf(chatId, undefined, ownAddress(this.options.settings()));
+    return { id, ...(username ? { username } : {}) };
+  }
+
   private async handle(mail: InboxMail, link: PlatformLink): Promise<Disposition> {
     const settings = this.options.settings();
     const sender = mail.envelope.from?.[0];
