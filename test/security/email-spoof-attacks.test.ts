@@ -7,6 +7,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { aligned, authenticationVerdict, parseAuthenticationResults } from '../../src/channels/email/authentication.js';
 import { emailChannel } from '../../src/channels/email/index.js';
+import { parseHeaders } from '../../src/channels/email/message.js';
+import { normalizeKeys } from '../../src/config/keys.js';
 import { eventually } from '../channels/contract.js';
 import { DOVECOT } from '../channels/email/dovecot.js';
 import { botFolder, OWNER, startEmailGateway, userTurns } from '../channels/email/helpers.js';
@@ -166,6 +168,21 @@ describe('Authentication-Results: only the receiving server vouches, and only fo
     for (const [a = '', b = ''] of no) expect([a, b, aligned(a, b)]).toEqual([a, b, false]);
   });
 
+  it('reads folded header lines (CRLF + tab/space) of the real mail, topmost first', () => {
+    const raw =
+      `Authentication-Results: ${MX};\r\n\tspf=pass\r\n   smtp.mailfrom=alice@example.com;\r\n\tdkim=none\r\n` +
+      'Authentication-Results: mx.attacker.example; dmarc=pass\r\n header.from=example.com\r\n' +
+      'From: alice@example.com\r\n';
+    const values = parseHeaders(raw).get('authentication-results') ?? [];
+    expect(values).toHaveLength(2);
+    expect(authenticationVerdict(values, FROM, pinned)).toEqual({ ok: true, by: 'SPF' });
+    expect(authenticationVerdict(values.slice().reverse(), FROM, pinned)).toEqual({ ok: true, by: 'SPF' });
+    const failing = raw.replace('spf=pass', 'spf=fail');
+    const both = parseHeaders(failing).get('authentication-results') ?? [];
+    expect(authenticationVerdict(both, FROM, pinned).ok).toBe(false);
+    expect(authenticationVerdict(both, FROM, topmost).ok).toBe(false);
+  });
+
   it('reads the header as RFC 8601 says', () => {
     expect(parseAuthenticationResults(`"${MX}." 1; spf/1 = pass (ok) smtp.mailfrom="a b"@example.com`)).toEqual({
       authservId: MX,
@@ -189,6 +206,8 @@ describe('Authentication-Results: only the receiving server vouches, and only fo
       'mx.google.com',
     ]);
     expect(emailChannel.parse(ready).trustedAuthservIds).toEqual([]);
+    const snake = normalizeKeys({ ...ready, trusted_authserv_ids: ['mx.example.net'] });
+    expect(emailChannel.parse(snake).trustedAuthservIds).toEqual(['mx.example.net']);
     expect(() => emailChannel.parse({ ...ready, trustedAuthservIds: ['mx.google.com; dkim=pass'] })).toThrow(
       /channels\.email\.trustedAuthservIds/,
     );

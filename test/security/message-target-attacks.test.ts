@@ -10,10 +10,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChatChannel } from '../../src/channels/chat-channel.js';
+import { emailSettingsSchema } from '../../src/channels/email/index.js';
+import { EmailPlatform } from '../../src/channels/email/platform.js';
 import { PairingStore } from '../../src/channels/pairing.js';
 import { type ChannelSettings, channelSettingsSchema } from '../../src/channels/settings.js';
+import { telegramSettingsSchema } from '../../src/channels/telegram/index.js';
+import { TelegramPlatform } from '../../src/channels/telegram/platform.js';
 import { loadConfig } from '../../src/config/load.js';
 import { type Gateway, startGateway } from '../../src/gateway/runtime.js';
+import { silentLogger } from '../../src/util/log.js';
 import { eventually } from '../channels/contract.js';
 import { MemoryPlatform } from '../channels/memory-platform.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
@@ -168,6 +173,43 @@ describe('message tool: only chats the channel’s access rules admit', () => {
     await eventually(() => expect(platform.chat('100')).toEqual(['done']));
     expect(toolResults(llm)[0]).toMatch(/Not sent to memory:-200/);
     expect(platform.chat('-200')).toEqual(['hi alice']);
+  });
+
+  it('Telegram and email name a direct chat’s person only for canonical ids, so no spelling reaches someone else', async () => {
+    const telegram = new TelegramPlatform({
+      grammy: await import('grammy'),
+      settings: () => telegramSettingsSchema.parse({ token: '1:x' }),
+      log: silentLogger,
+    });
+    expect(telegram.directChatWith('123456789')).toEqual({ id: '123456789' });
+    for (const chatId of ['-100123', '0123', ' 123', '123 ', '+123', '１２３', '1e3', '123.0', '12345678901234567', ''])
+      expect([chatId, telegram.directChatWith(chatId)]).toEqual([chatId, undefined]);
+
+    const email = new EmailPlatform({
+      imapflow: await import('imapflow'),
+      nodemailer: await import('nodemailer'),
+      settings: () => emailSettingsSchema.parse({ smtpUsername: 'bot@example.com', allowFrom: ['owner@example.com'] }),
+      dataDir: mkdtempSync(join(tmpdir(), 'nb-msg-email-')),
+      log: silentLogger,
+    });
+    expect(email.directChatWith('owner@example.com')).toEqual({ id: 'owner', username: 'owner' });
+    expect(email.directChatWith('friend@other.test')).toEqual({ id: 'friend@other.test' });
+    const spellings = [
+      'Owner@example.com',
+      'owner@example.com, mallory@evil.test',
+      'owner@example.com,mallory@evil.test',
+      'Owner <owner@example.com>',
+      '<owner@example.com>',
+      'owner@example.com\nBcc: mallory@evil.test',
+      'owner@example.com ',
+      'owner@example',
+      'owner@example.com.',
+      'owner@@example.com',
+      '"owner@example.com"@evil.test',
+      'owner',
+      '',
+    ];
+    for (const chatId of spellings) expect([chatId, email.directChatWith(chatId)]).toEqual([chatId, undefined]);
   });
 
   it('with allowFrom "*", any chat of the channel is admitted (everyone may talk to the agent)', async () => {
