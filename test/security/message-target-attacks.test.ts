@@ -21,6 +21,7 @@ import { type Gateway, startGateway } from '../../src/gateway/runtime.js';
 import { silentLogger } from '../../src/util/log.js';
 import { eventually } from '../channels/contract.js';
 import { MemoryPlatform } from '../channels/memory-platform.js';
+import { runCli, tempHome } from '../cli/cli-helpers.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
 
 const OWNER = { id: '100', username: 'owner' };
@@ -65,7 +66,10 @@ const ADMITTED = [
 ];
 
 const open: { gateway: Gateway; llm: FakeLLM }[] = [];
+let cliLlm: FakeLLM | undefined;
 afterEach(async () => {
+  await cliLlm?.close();
+  cliLlm = undefined;
   for (const run of open.splice(0)) {
     await run.gateway.shutdown('test end');
     await run.llm.close();
@@ -221,5 +225,30 @@ describe('message tool: only chats the channel’s access rules admit', () => {
     await platform.deliver({ chatId: '100', sender: OWNER, text: 'go' });
     await eventually(() => expect(platform.chat('100')).toEqual(['done']));
     expect(platform.chat('12345')).toEqual(['hello']);
+  });
+
+  it('built CLI, `nanobot agent -m`: the model can write to the current chat only, and reads why not elsewhere', async () => {
+    const llm = await startFakeLLM([
+      {
+        toolCalls: [
+          { name: 'message', arguments: { content: 'leak 1', channel: 'telegram', chat_id: '999' } },
+          { name: 'message', arguments: { content: 'leak 2', chat_id: 'someone-else' } },
+          { name: 'message', arguments: { content: 'leak 3', channel: 'email', chat_id: 'mallory@evil.test' } },
+          { name: 'message', arguments: { content: 'progress', channel: 'cli', chat_id: 'direct' } },
+        ],
+      },
+      { text: 'Finished.' },
+    ]);
+    cliLlm = llm;
+    const home = tempHome();
+    const result = await runCli(['agent', '-m', 'summarise my mail'], home, {
+      ANTHROPIC_API_KEY: 'k',
+      NANOBOT_PROVIDERS__ANTHROPIC__API_BASE: llm.url,
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('progress\nFinished.\n');
+    expect(result.stderr).not.toContain('not delivered');
+    const tools = JSON.stringify(llm.requests[1]?.body.messages);
+    expect(tools.match(/Not sent to [^:]+:[^:]+: here only the current chat can be messaged/g)).toHaveLength(3);
   });
 });
