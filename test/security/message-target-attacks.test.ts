@@ -21,6 +21,7 @@ import { type Gateway, startGateway } from '../../src/gateway/runtime.js';
 import { silentLogger } from '../../src/util/log.js';
 import { eventually } from '../channels/contract.js';
 import { MemoryPlatform } from '../channels/memory-platform.js';
+import { connect, startChannel } from '../channels/websocket/helpers.js';
 import { runCli, tempHome } from '../cli/cli-helpers.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
 
@@ -250,5 +251,25 @@ describe('message tool: only chats the channel’s access rules admit', () => {
     expect(result.stderr).not.toContain('not delivered');
     const tools = JSON.stringify(llm.requests[1]?.body.messages);
     expect(tools.match(/Not sent to [^:]+:[^:]+: here only the current chat can be messaged/g)).toHaveLength(3);
+  });
+
+  it('WebSocket: with allowFrom "*" any chat; otherwise only chats an allowed client follows now', async () => {
+    const everyone = await startChannel({});
+    expect(everyone.channel.admitsChat('any-chat-id')).toEqual({ ok: true });
+    await everyone.channel.stop();
+
+    const started = await startChannel({ allowFrom: ['alice'] });
+    try {
+      const alice = await connect(started.port, { token: started.token, clientId: 'alice' });
+      const ready = await alice.next((frame) => frame.event === 'ready');
+      const chatId = ready.event === 'ready' ? ready.chat_id : '';
+      expect(started.channel.admitsChat(chatId)).toEqual({ ok: true });
+      for (const other of ['other-chat', `${chatId} `, chatId.toUpperCase(), '*', ''])
+        expect([other, started.channel.admitsChat(other).ok]).toEqual([other, false]);
+      await alice.close();
+      await eventually(() => expect(started.channel.admitsChat(chatId).ok).toBe(false));
+    } finally {
+      await started.channel.stop();
+    }
   });
 });
