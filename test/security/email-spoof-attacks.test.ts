@@ -121,6 +121,23 @@ describe('Authentication-Results: only the receiving server vouches, and only fo
     expect(authenticationVerdict([PASS], FROM, ids).ok).toBe(true);
   });
 
+  it('accepts what Gmail, Microsoft 365 and rspamd write for a good mail', () => {
+    const gmail =
+      'mx.google.com; dkim=pass header.i=@example.com header.s=s1 header.b=AbC+/dE=; ' +
+      'spf=pass (google.com: domain of alice@example.com designates 192.0.2.1 as permitted sender) ' +
+      'smtp.mailfrom=alice@example.com; dmarc=pass (p=NONE sp=NONE dis=NONE) header.from=example.com';
+    expect(authenticationVerdict([gmail], FROM, { ...BOTH, trustedAuthservIds: ['mx.google.com'] }).ok).toBe(true);
+    const microsoft =
+      'spf=pass (sender IP is 192.0.2.1) smtp.mailfrom=example.com; dkim=pass (signature was verified) ' +
+      'header.d=example.com;dmarc=pass action=none header.from=example.com;compauth=pass reason=100';
+    expect(authenticationVerdict([microsoft], FROM, topmost).ok).toBe(true);
+    const rspamd =
+      'mail.receiver.example;\tdkim=pass header.d=example.com header.s=dkim header.b=abc;\tspf=pass ' +
+      '(mail.receiver.example: domain of "alice@example.com" designates 192.0.2.1 as permitted sender) ' +
+      'smtp.mailfrom=alice@example.com';
+    expect(authenticationVerdict([rspamd], FROM, topmost).ok).toBe(true);
+  });
+
   it('counts a DKIM or SPF pass only when that check is on; DMARC always', () => {
     const spf = [`${MX}; spf=pass smtp.mailfrom=example.com`];
     const dkim = [`${MX}; dkim=pass header.d=example.com`];

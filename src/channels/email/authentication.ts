@@ -72,8 +72,10 @@ function lex(value: string): Token[] | undefined {
       i += 1;
       spaced = false;
     } else {
+      // A value may hold `=` (base64 `header.b=abc=`, as servers write it); a key or result may not.
+      const stop = tokens.at(-1)?.kind === '=' ? /[\s();"]/ : /[\s();="]/;
       const start = i;
-      while (i < value.length && !/[\s();="]/.test(value.charAt(i))) i += 1;
+      while (i < value.length && !stop.test(value.charAt(i))) i += 1;
       push(tokens, { kind: 'word', text: value.slice(start, i), spaced });
       spaced = false;
     }
