@@ -21,7 +21,7 @@ import { createCronTool } from '../tools/cron.js';
 import { killAllShellProcesses } from '../tools/exec-process.js';
 import { createGoalTools } from '../tools/goal.js';
 import { createDefaultTools, createExecSessionManager } from '../tools/index.js';
-import { createMessageTool } from '../tools/message.js';
+import { createMessageTool, type MessageTargetCheck } from '../tools/message.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { ResultSpill } from '../tools/result-spill.js';
 import { createSearchHistoryTool } from '../tools/search-history.js';
@@ -72,6 +72,8 @@ export interface CreateAgentOptions {
    * brought its own bus (the gateway consumes it), `loop` otherwise (`nanobot agent`).
    */
   followUps?: FollowUpMode;
+  /** Which other chats the `message` tool may write to (the gateway asks its channels); default: none. */
+  messageTargets?: MessageTargetCheck;
 }
 
 const notRunning = async () => ({ status: 'error' as const, error: 'cron jobs run in `nanobot gateway`' });
@@ -216,6 +218,7 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
       send: (message) => bus.publishOutbound(message),
       policy: createPathPolicy({ workspace, restrictToWorkspace: config.tools.restrictToWorkspace }),
       maxPerMinute: config.tools.maxSessionMessagesPerMinute,
+      ...(options.messageTargets ? { allowTarget: options.messageTargets } : {}),
     }),
   );
 

@@ -6,6 +6,7 @@
  */
 import type { MessageBus } from '../bus/message-bus.js';
 import type { OutboundMessage } from '../bus/types.js';
+import type { ChatAdmission } from './access.js';
 import type { MarkupFlavour } from './markup/flavours.js';
 
 export type ChannelStatus = 'starting' | 'running' | 'reconnecting' | 'stopped' | 'error';
@@ -46,6 +47,11 @@ export interface Channel {
   /** Delivers one message; rejects when it could not (the router retries). */
   send(message: OutboundMessage): Promise<void>;
   status(): ChannelStatus;
+  /**
+   * Whether the channel's access rules admit this chat as a target the user did not just write from (the `message`
+   * tool). A channel without it can only be written to in the chat a turn came from.
+   */
+  admitsChat?(chatId: string): ChatAdmission;
 }
 
 /** Plain text, no editing, no media: what an unknown surface can be assumed to handle. */

@@ -13,7 +13,7 @@ import type { MessageBus } from '../bus/message-bus.js';
 import type { InboundMessage, OutboundMessage } from '../bus/types.js';
 import { errorMessage } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
-import { decideAccess, isOwner } from './access.js';
+import { admitsChat, type ChatAdmission, decideAccess, isOwner, SeenChats } from './access.js';
 import type { Channel, ChannelCapabilities, ChannelEvents, ChannelStatus } from './channel.js';
 import { RecentIds } from './dedup.js';
 import { renderMarkdown } from './markup/render.js';
@@ -65,6 +65,7 @@ export class ChatChannel<S extends ChannelSettings = ChannelSettings> implements
   private readonly streams = new Map<string, MessageStream>();
   private readonly typing: TypingIndicator;
   private readonly pairingReplies = new Map<string, number>();
+  private readonly seen = new SeenChats();
 
   constructor(private readonly options: ChatChannelOptions<S>) {
     this.name = options.name;
@@ -134,6 +135,7 @@ export class ChatChannel<S extends ChannelSettings = ChannelSettings> implements
       this.log.debug(`${this.name}: ignored a message in ${message.chatId}: ${decision.reason}`);
       return;
     }
+    this.seen.add(message.chatId, message.sender, message.chatType);
     const target = targetOf(message.chatId, message.threadId);
     if (parseCommand(message.text)?.name === '/pairing' && !isOwner(settings, message.sender)) {
       await this.sendMarkdown(target, `Only the owner (named in channels.${this.name}.allowFrom) can manage pairing.`);
@@ -162,6 +164,16 @@ export class ChatChannel<S extends ChannelSettings = ChannelSettings> implements
       timestamp: new Date().toISOString(),
     };
     this.bus?.publishInbound(inbound);
+  }
+
+  admitsChat(chatId: string): ChatAdmission {
+    const directWith = this.platform.directChatWith?.(chatId);
+    return admitsChat(
+      this.options.settings(),
+      chatId,
+      { ...(directWith ? { directWith } : {}), seen: this.seen.of(chatId) },
+      (senderId) => this.options.pairing.isApproved(this.name, senderId),
+    );
   }
 
   private async offerPairing(message: IncomingMessage): Promise<void> {

@@ -96,4 +96,9 @@ export interface ChatPlatform {
   sendFile?(target: ReplyTarget, file: OutgoingFile): Promise<void>;
   /** Shows "typing…" for a few seconds, where the platform has it. */
   sendTyping?(target: ReplyTarget): Promise<void>;
+  /**
+   * The person a direct chat with this exact id is with, where the platform's chat ids name people (Telegram user
+   * ids, email addresses): the `message` tool may write there when allowFrom admits them. undefined otherwise.
+   */
+  directChatWith?(chatId: string): { id: string; username?: string } | undefined;
 }

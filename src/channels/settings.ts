@@ -9,7 +9,7 @@ import { UserError } from '../util/errors.js';
  * Ids and @usernames; numbers are accepted (Telegram ids are often written without quotes) unless JSON has already
  * rounded them: Discord/Slack-sized ids lose digits as numbers, and a rounded id would silently admit nobody.
  */
-const idList = z.array(
+export const idList = z.array(
   z.union([z.string(), z.number()]).transform((id, ctx) => {
     if (typeof id === 'number' && !Number.isSafeInteger(id)) {
       ctx.addIssue({ code: 'custom', message: `id ${id} is too long to write as a number: put it in quotes` });

@@ -116,7 +116,18 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     built.loop.commands.register(pairingChatCommand(pairing, notifyApproved));
     return built;
   };
-  let agent = withPairing(await makeAgent(loaded, { log, bus, env }));
+  // The message tool writes to another chat only where that channel's access rules admit it.
+  const messageTargets = (channel: string, chatId: string) => {
+    const target = channels.find((candidate) => candidate.name === channel);
+    if (!target) {
+      const running = channels.map((candidate) => candidate.name).join(', ') || 'none';
+      return { ok: false as const, why: `no channel "${channel}" runs in this gateway (running: ${running})` };
+    }
+    return (
+      target.admitsChat?.(chatId) ?? { ok: false as const, why: `${channel} takes messages only in the current chat` }
+    );
+  };
+  let agent = withPairing(await makeAgent(loaded, { log, bus, env, messageTargets }));
   const retired: Agent[] = [];
   const manager = new ChannelManager({
     bus,
@@ -215,7 +226,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     if (agentSettingsChanged(loaded, next)) {
       let fresh: Agent;
       try {
-        fresh = withPairing(await makeAgent(next, { log, bus, env }));
+        fresh = withPairing(await makeAgent(next, { log, bus, env, messageTargets }));
       } catch (err) {
         log.warn(`gateway: config edit ignored, the agent could not be built from it: ${describe(err)}`);
         return false;

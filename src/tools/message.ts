@@ -1,12 +1,16 @@
 /**
  * `message`: proactive sends to the current chat or another channel/chat, with attachments and buttons.
- * Rate-limited per session so a looping model cannot flood a chat.
+ * Rate-limited per session so a looping model cannot flood a chat. Another chat must be one its channel's access
+ * rules admit (a prompt-injected model must not write to strangers): the surface passes that check in.
  */
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import type { OutboundMessage } from '../bus/types.js';
 import type { PathPolicy } from '../security/workspace.js';
 import { defineTool, fail, ok } from './types.js';
+
+/** The surface's answer for a target that is not the current chat (the gateway asks the channel). */
+export type MessageTargetCheck = (channel: string, chatId: string) => { ok: true } | { ok: false; why: string };
 
 export interface MessageToolOptions {
   /** Delivers the message (the bus's `publishOutbound`). */
@@ -16,6 +20,8 @@ export interface MessageToolOptions {
   /** `tools.maxSessionMessagesPerMinute` (nanobot: 6). */
   maxPerMinute?: number;
   now?: () => number;
+  /** Whether another chat than the current one may be written to; without it only the current chat can. */
+  allowTarget?: MessageTargetCheck;
 }
 
 const parameters = z.object({
@@ -46,6 +52,16 @@ export function createMessageTool(options: MessageToolOptions) {
       if (!channel || !chatId)
         return fail('No target: give channel and chat_id (there is no current chat in this context).');
 
+      // A send to the chat the turn came from stays in the thread the user wrote in (metadata as channels read it).
+      const sameChat = channel === ctx.channel && chatId === ctx.chatId;
+      if (!sameChat) {
+        const verdict = options.allowTarget?.(channel, chatId) ?? {
+          ok: false,
+          why: 'here only the current chat can be messaged (other chats are reached through `nanobot gateway`)',
+        };
+        if (!verdict.ok) return fail(`Not sent to ${channel}:${chatId}: ${verdict.why}.`);
+      }
+
       const key = ctx.sessionKey ?? `${channel}:${chatId}`;
       const recent = (sent.get(key) ?? []).filter((t) => now() - t < 60_000);
       if (recent.length >= maxPerMinute) {
@@ -61,8 +77,6 @@ export function createMessageTool(options: MessageToolOptions) {
         if (!existsSync(resolved.path)) return fail(`Attachment not found: ${path}`);
         media.push(resolved.path);
       }
-      // A send to the chat the turn came from stays in the thread the user wrote in (metadata as channels read it).
-      const sameChat = channel === ctx.channel && chatId === ctx.chatId;
       options.send({
         channel,
         chatId,

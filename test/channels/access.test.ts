@@ -29,11 +29,12 @@ describe('access', () => {
     expect(decideAccess(settings(), group(true), nobodyPaired)).toMatchObject({ action: 'ignore' });
   });
 
-  it('matches ids exactly and usernames with or without @, in any case; "*" allows everyone', () => {
+  it('matches ids exactly and usernames only as @name, in any case; "*" allows everyone', () => {
     expect(listNames(['100'], alice)).toBe(true);
     expect(listNames(['1000'], alice)).toBe(false);
     expect(listNames(['@alice'], alice)).toBe(true);
-    expect(listNames(['ALICE'], alice)).toBe(true);
+    expect(listNames(['@ALICE'], alice)).toBe(true);
+    expect(listNames(['alice'], alice)).toBe(false);
     expect(listNames(['@bob'], alice)).toBe(false);
     expect(listNames(['@alice'], { id: '100' })).toBe(false);
     expect(decideAccess(settings({ allowFrom: ['*'] }), direct(), nobodyPaired)).toEqual({ action: 'accept' });

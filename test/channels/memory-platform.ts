@@ -30,6 +30,8 @@ export class MemoryPlatform implements ChatPlatform {
   /** Makes the next connects reject with these errors. */
   connectFailures: Error[] = [];
   link?: PlatformLink;
+  /** Set by a test: the person a direct chat id names (as Telegram's user ids do). */
+  directChatWith?: (chatId: string) => { id: string; username?: string } | undefined;
   private nextId = 1;
 
   constructor(capabilities: Partial<ChannelCapabilities> = {}) {

@@ -3,10 +3,10 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MessageBus } from '../../src/bus/message-bus.js';
 import { createPathPolicy } from '../../src/security/workspace.js';
-import { createMessageTool } from '../../src/tools/message.js';
+import { createMessageTool, type MessageTargetCheck } from '../../src/tools/message.js';
 import { makeContext, makeTempDir, textOf } from './helpers.js';
 
-function setup(maxPerMinute = 6) {
+function setup(maxPerMinute = 6, allowTarget?: MessageTargetCheck) {
   const workspace = makeTempDir();
   const bus = new MessageBus();
   let clock = 0;
@@ -15,6 +15,7 @@ function setup(maxPerMinute = 6) {
     policy: createPathPolicy({ workspace, restrictToWorkspace: true }),
     maxPerMinute,
     now: () => clock,
+    ...(allowTarget ? { allowTarget } : {}),
   });
   const ctx = makeContext({ channel: 'telegram', chatId: '42', sessionKey: 'telegram:42' });
   return { workspace, bus, tool, ctx, advance: (ms: number) => (clock += ms) };
@@ -28,8 +29,10 @@ describe('message tool', () => {
     expect(await bus.consumeOutbound()).toEqual({ channel: 'telegram', chatId: '42', content: 'Halfway done' });
   });
 
-  it('sends to another channel with attachments and buttons', async () => {
-    const { bus, tool, ctx, workspace } = setup();
+  it('sends to another channel with attachments and buttons when the surface admits that chat', async () => {
+    const { bus, tool, ctx, workspace } = setup(6, (channel, chatId) =>
+      channel === 'email' && chatId === 'me@x.org' ? { ok: true } : { ok: false, why: 'not admitted' },
+    );
     fs.writeFileSync(path.join(workspace, 'report.pdf'), 'pdf');
     await tool.execute(
       { content: 'Report', channel: 'email', chat_id: 'me@x.org', media: ['report.pdf'], buttons: [['OK']] },
@@ -42,6 +45,19 @@ describe('message tool', () => {
       media: [path.join(workspace, 'report.pdf')],
       buttons: [['OK']],
     });
+  });
+
+  it('refuses another chat the surface does not admit, or any other chat when the surface gives no check', async () => {
+    const admitting = setup(6, () => ({ ok: false, why: 'nobody allowed wrote from it' }));
+    const refused = await admitting.tool.execute({ content: 'x', chat_id: '43' }, admitting.ctx);
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(/Not sent to telegram:43: nobody allowed wrote from it/);
+    const bare = setup();
+    const other = await bare.tool.execute({ content: 'x', channel: 'discord', chat_id: '42' }, bare.ctx);
+    expect(textOf(other)).toMatch(/only the current chat/);
+    expect(
+      (await bare.tool.execute({ content: 'x', chat_id: '42', channel: 'telegram' }, bare.ctx)).isError,
+    ).toBeFalsy();
   });
 
   it('refuses attachments outside the workspace or missing', async () => {

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { UserError } from '../../util/errors.js';
 import { defineChannel } from '../definition.js';
 import { channelSettingsSchema, missingSdk, requireSetting } from '../settings.js';
+import { normalizeAuthservId } from './authentication.js';
 
 /** allowFrom holds addresses (any case), names of users at the mailbox's own domain, or `*`. */
 const allowList = z.array(z.union([z.string(), z.number()]).transform(String)).default([]);
@@ -45,9 +46,26 @@ const emailKeys = channelSettingsSchema.extend({
   /** Longest mail body handed to the agent. */
   maxBodyChars: z.int().min(100).default(12_000),
   subjectPrefix: z.string().default('Re: '),
-  /** Require `dkim=pass` / `spf=pass` in the receiving server's Authentication-Results header (anti-spoofing). */
+  /**
+   * Anti-spoofing: a mail is read only when the receiving server's Authentication-Results vouch for its From
+   * domain: `dmarc=pass`, or an aligned `dkim=pass` (verifyDkim) or `spf=pass` (verifySpf). Both false: no check.
+   */
   verifyDkim: z.boolean().default(true),
   verifySpf: z.boolean().default(true),
+  /**
+   * The authserv-id(s) your receiving server writes first in its Authentication-Results (`mx.google.com`): only
+   * its header counts. Empty: the topmost header is taken as the server's (right when the server adds one).
+   */
+  trustedAuthservIds: z
+    .array(
+      z
+        .string()
+        .transform(normalizeAuthservId)
+        .refine((id) => /^[a-z0-9][a-z0-9._:-]*$/.test(id), {
+          message: 'an authserv-id is a host-like name such as "mx.google.com"',
+        }),
+    )
+    .default([]),
   /** MIME types of attachments to save for the agent (`application/pdf`, `image/*`, `*`); empty saves none. */
   allowedAttachmentTypes: z.array(z.string()).default([]),
   /** Bytes, per attachment, both directions. */

@@ -1,6 +1,5 @@
 /**
- * Reading one mail: its headers, whether it was sent by a robot (never answered), what the receiving server
- * says about SPF and DKIM, which MIME part is the text and which are attachments, and the text itself cleaned
+ * Reading one mail: its headers, whether it was sent by a robot (never answered), which MIME part is the text and which are attachments, and the text itself cleaned
  * of the quoted conversation below it.
  */
 import type { MessageStructureObject } from 'imapflow';
@@ -17,6 +16,7 @@ export const HEADERS_READ = [
   'x-autorespond',
   'return-path',
   'authentication-results',
+  'from',
   'references',
 ];
 
@@ -59,15 +59,6 @@ export function automatedReason(headers: Headers, from: string, contentType: str
   const local = from.split('@')[0] ?? '';
   if (ROBOT_SENDER.test(local)) return `${from} is a robot address`;
   return undefined;
-}
-
-/** SPF and DKIM verdicts from Authentication-Results, the header the receiving server adds. */
-export function authenticationVerdict(headers: Headers): { spf: boolean; dkim: boolean } {
-  const results = (headers.get('authentication-results') ?? []).map((value) => value.toLowerCase());
-  return {
-    spf: results.some((value) => /\bspf\s*=\s*pass\b/.test(value)),
-    dkim: results.some((value) => /\bdkim\s*=\s*pass\b/.test(value)),
-  };
 }
 
 /** `<a@x> <b@y>` → ids with their brackets. */

@@ -17,6 +17,7 @@ import type {
   PlatformLink,
   ReplyTarget,
 } from '../platform.js';
+import { authenticationVerdict } from './authentication.js';
 import { firstConnectedAt, OLD_MAIL_MARGIN_MS, SenderRateLimit } from './guards.js';
 import { type Disposition, Inbox, type InboxMail } from './inbox.js';
 import { type EmailSettings, ownAddress, ownAddresses, senderIdOf } from './index.js';
@@ -24,7 +25,6 @@ import {
   type AttachmentRef,
   agentText,
   attachmentKind,
-  authenticationVerdict,
   automatedReason,
   type Headers,
   messageIds,
@@ -84,6 +84,13 @@ export class EmailPlatform implements ChatPlatform {
       throw err;
     }
     link.log.info(`reading ${settings.imapMailbox} of ${settings.imapUsername}, answering as ${ownAddress(settings)}`);
+    if (!settings.verifySpf && !settings.verifyDkim)
+      link.log.warn('verifySpf and verifyDkim are both false: mail with a forged From is read as its sender wrote it');
+    else if (settings.trustedAuthservIds.length === 0)
+      link.log.info(
+        'trustedAuthservIds is empty: the topmost Authentication-Results header is taken as the receiving server’s ' +
+          '(set it to your server’s authserv-id, e.g. "mx.google.com", to trust nothing else)',
+      );
   }
 
   async disconnect(): Promise<void> {
@@ -97,6 +104,13 @@ export class EmailPlatform implements ChatPlatform {
 
   sendFile(target: ReplyTarget, file: OutgoingFile): Promise<void> {
     return this.outbox.queueFile(target, file);
+  }
+
+  /** A chat is one address (lower case, as mail from it is filed): that person, with the id allowFrom uses. */
+  directChatWith(chatId: string): { id: string; username?: string } | undefined {
+    if (!/^[a-z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(chatId)) return undefined;
+    const { id, username } = senderOf(chatId, undefined, ownAddress(this.options.settings()));
+    return { id, ...(username ? { username } : {}) };
   }
 
   private async handle(mail: InboxMail, link: PlatformLink): Promise<Disposition> {
@@ -162,16 +176,14 @@ export class EmailPlatform implements ChatPlatform {
       return { disposition: 'skipped', why: 'is not answered: it was sent from this mailbox' };
     const automated = automatedReason(headers, from, mail.bodyStructure?.type ?? '');
     if (automated) return { disposition: 'skipped', why: `is not answered: ${automated}` };
-    const verdict = authenticationVerdict(headers);
-    const unconfirmed = [settings.verifySpf && !verdict.spf && 'SPF', settings.verifyDkim && !verdict.dkim && 'DKIM'];
-    const missing = unconfirmed.filter(Boolean).join(' and ');
-    if (missing) {
+    const forged = this.unauthenticated(mail, from, headers, settings);
+    if (forged) {
       return {
         disposition: 'left',
         warn: true,
         why:
-          `is left unread: the receiving server did not confirm its ${missing} (no pass in Authentication-Results), ` +
-          'so it may be forged; channels.email.verifySpf/verifyDkim turn these checks off',
+          `is left unread: ${forged}, so it may be forged (channels.email.verifySpf/verifyDkim turn this check off; ` +
+          'trustedAuthservIds names your server)',
       };
     }
     if (!this.rateLimit.allow(from, id)) {
@@ -182,6 +194,25 @@ export class EmailPlatform implements ChatPlatform {
       };
     }
     return undefined;
+  }
+
+  /** Why the receiving server does not vouch for the From of this mail; undefined when it does or nobody asked. */
+  private unauthenticated(
+    mail: InboxMail,
+    from: string,
+    headers: Headers,
+    settings: EmailSettings,
+  ): string | undefined {
+    if (!settings.verifySpf && !settings.verifyDkim) return undefined;
+    // Two From headers or addresses: the server may have checked another one than the one read here.
+    if ((headers.get('from')?.length ?? 0) !== 1 || (mail.envelope.from?.length ?? 0) !== 1)
+      return 'it does not have exactly one From address';
+    const verdict = authenticationVerdict(headers.get('authentication-results') ?? [], from, {
+      trustedAuthservIds: settings.trustedAuthservIds,
+      spf: settings.verifySpf,
+      dkim: settings.verifyDkim,
+    });
+    return verdict.ok ? undefined : verdict.why;
   }
 
   /** Unread mail from well before the channel was first enabled: an existing inbox is not answered retroactively. */

@@ -5,9 +5,20 @@
 import { z } from 'zod';
 import { UserError } from '../../util/errors.js';
 import { defineChannel } from '../definition.js';
-import { channelSettingsSchema, missingSdk, requireSetting } from '../settings.js';
+import { channelSettingsSchema, idList, missingSdk, requireSetting } from '../settings.js';
+
+/**
+ * nanobot matched a bare Telegram username in allowFrom (`"alice"`). A Telegram username starts with a letter and an
+ * id is a number, so a bare entry that looks like a username can only mean that username: it is read as `@alice`,
+ * the one spelling the shared rule (channels/access.ts) matches usernames by.
+ */
+const LEGACY_USERNAME = /^[A-Za-z][A-Za-z0-9_]{2,31}$/;
+const telegramAllowList = idList
+  .default([])
+  .transform((entries) => entries.map((entry) => (LEGACY_USERNAME.test(entry.trim()) ? `@${entry.trim()}` : entry)));
 
 export const telegramSettingsSchema = channelSettingsSchema.extend({
+  allowFrom: telegramAllowList,
   token: z.string().default(''),
   mode: z.enum(['polling', 'webhook']).default('polling'),
   /** HTTP(S) proxy for every Bot API call, e.g. `http://127.0.0.1:7890`. */

@@ -151,6 +151,11 @@ export class TelegramPlatform implements ChatPlatform {
     else await asDocument();
   }
 
+  /** A private chat's id is its user's id (a positive number; groups are negative). */
+  directChatWith(chatId: string): { id: string } | undefined {
+    return /^[1-9][0-9]{0,15}$/.test(chatId) ? { id: chatId } : undefined;
+  }
+
   async sendTyping(target: ReplyTarget): Promise<void> {
     await this.bot?.api.sendChatAction(target.chatId, 'typing', placement(target));
   }

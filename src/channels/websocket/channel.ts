@@ -16,7 +16,7 @@ import type { InboundMessage, OutboundMessage } from '../../bus/types.js';
 import { errorMessage } from '../../util/errors.js';
 import { type Logger, silentLogger } from '../../util/log.js';
 import { PACKAGE_ROOT } from '../../util/paths.js';
-import { isAllowed } from '../access.js';
+import { type ChatAdmission, isAllowed } from '../access.js';
 import type { Channel, ChannelCapabilities, ChannelEvents, ChannelStatus } from '../channel.js';
 import { META } from '../metadata.js';
 import type { PairingStore } from '../pairing.js';
@@ -88,6 +88,14 @@ export class WebSocketChannel implements Channel, WebUiHost {
 
   constructor(private readonly options: WebSocketChannelOptions) {
     this.log = options.log ?? silentLogger;
+  }
+
+  /** Any chat when allowFrom is `"*"` (the default); otherwise a chat an allowed client follows now. */
+  admitsChat(chatId: string): ChatAdmission {
+    if (this.options.settings().allowFrom.includes('*')) return { ok: true };
+    for (const client of this.clients)
+      if (client.chats.has(chatId) && this.allowed(client.clientId)) return { ok: true };
+    return { ok: false, why: `no allowed WebSocket client follows chat ${JSON.stringify(chatId)}` };
   }
 
   status(): ChannelStatus {

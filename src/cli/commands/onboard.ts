@@ -6,10 +6,12 @@ import { defaultConfigPath, loadConfig } from '../../config/load.js';
 import { ensureConfigFile, syncWorkspaceTemplates, updateConfigFile } from '../../config/onboard.js';
 import { expandHome } from '../../util/fs.js';
 import type { GlobalOptions } from '../main.js';
+import { securedDataDir } from '../setup.js';
 
 export async function runOnboard(opts: GlobalOptions & { wizard?: boolean }): Promise<void> {
   const home = process.env.HOME ?? homedir();
   const configPath = resolve(expandHome(opts.config ?? defaultConfigPath(home), home));
+  await securedDataDir(configPath);
   const { created, updated } = await ensureConfigFile(configPath);
   const out = (line: string) => process.stdout.write(`${line}\n`);
   out(

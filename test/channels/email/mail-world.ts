@@ -17,6 +17,8 @@ import { type Dovecot, MAIL_PASSWORD, removeDovecot, startDovecot } from './dove
 export interface OutgoingTestMail {
   /** The sender's name at the world's domain (`alice`) or a full address. */
   from: string;
+  /** Who logs in and is the envelope sender, when not `from` (a spoofer writing someone else's From). */
+  as?: string;
   subject?: string;
   text?: string;
   html?: string;
@@ -171,10 +173,17 @@ export async function startMailWorld(server?: Dovecot): Promise<MailWorld> {
 
   const deliver = async (session: SMTPServerSession, raw: string) => {
     const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address.toLowerCase() : '';
-    // This server's verdict: a sender who logged in as the envelope address passes SPF and DKIM.
+    // This server's verdict, as a real MX writes it: a sender who logged in as the envelope address passes SPF and
+    // DKIM for that address's domain; DMARC passes when that domain is the From domain.
     const authenticated = typeof session.user === 'string' && session.user.toLowerCase() === mailFrom;
-    const verdict = authenticated ? 'spf=pass dkim=pass' : 'spf=fail dkim=none';
-    const stamp = `Return-Path: <${mailFrom}>\r\nAuthentication-Results: mx.${domain}; ${verdict} smtp.mailfrom=${mailFrom}\r\n`;
+    const senderDomain = mailFrom.slice(mailFrom.lastIndexOf('@') + 1);
+    const head = (raw.split(/\r?\n\r?\n/, 1)[0] ?? '').replace(/\r?\n[ \t]+/g, ' ');
+    const fromHeader = /^From:.*?([^\s<>@]+@[^\s<>@]+?)>?\s*$/im.exec(head)?.[1] ?? '';
+    const fromDomain = fromHeader.slice(fromHeader.lastIndexOf('@') + 1).toLowerCase();
+    const verdict = authenticated
+      ? `spf=pass smtp.mailfrom=${mailFrom}; dkim=pass header.d=${senderDomain}; dmarc=${senderDomain === fromDomain ? 'pass' : 'fail'}`
+      : `spf=fail smtp.mailfrom=${mailFrom}; dkim=none; dmarc=fail`;
+    const stamp = `Return-Path: <${mailFrom}>\r\nAuthentication-Results: mx.${domain}; ${verdict} header.from=${fromDomain}\r\n`;
     for (const recipient of session.envelope.rcptTo) {
       const [local = '', host = domain] = recipient.address.toLowerCase().split('@');
       const mailbox = host === domain ? address(aliases.get(local) ?? local) : recipient.address.toLowerCase();
@@ -209,17 +218,19 @@ export async function startMailWorld(server?: Dovecot): Promise<MailWorld> {
     address,
     async send(mail) {
       const from = address(mail.from);
+      const login = mail.as ? address(mail.as) : from;
       const transport = nodemailer.createTransport({
         host: '127.0.0.1',
         port: smtpPort,
         secure: false,
         ignoreTLS: true,
-        auth: { user: from, pass: MAIL_PASSWORD },
+        auth: { user: login, pass: MAIL_PASSWORD },
       });
       try {
         const info = await transport.sendMail({
           from,
           to: bot,
+          envelope: { from: login, to: bot },
           subject: mail.subject ?? 'A question',
           ...(mail.text !== undefined ? { text: mail.text } : {}),
           ...(mail.html !== undefined ? { html: mail.html } : {}),
