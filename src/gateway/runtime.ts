@@ -13,6 +13,7 @@ import { buildEnabledChannels } from '../channels/registry.js';
 import { OutboundRouter } from '../channels/router.js';
 import { bindWebUi } from '../channels/websocket/backend.js';
 import { type LoadedConfig, loadConfig } from '../config/load.js';
+import { collectSecrets } from '../security/secrets.js';
 import { errorMessage, UserError } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import { type ConfigWatcher, watchConfigFile } from './config-watch.js';
@@ -122,6 +123,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     bus,
     channels,
     log,
+    secrets: () => collectSecrets(loaded.config),
     ...(options.channelBackoff ? { backoff: options.channelBackoff } : {}),
   });
 
