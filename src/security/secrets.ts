@@ -3,6 +3,7 @@
  * and masking secrets in error text that is shown (`/health`, `nanobot channels status`, logs).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Logger } from '../util/log.js';
 
 /**
  * Constant-time equality of a presented secret with the expected one. Both sides are hashed first, so the time
@@ -76,4 +77,27 @@ export function collectSecrets(config: unknown): string[] {
   };
   walk(config, '', 0);
   return [...found];
+}
+
+const collected = new WeakMap<object, string[]>();
+
+/** `collectSecrets`, computed once per config object (a reload brings a new one). */
+export function secretsOf(config: object): string[] {
+  let found = collected.get(config);
+  if (!found) {
+    found = collectSecrets(config);
+    collected.set(config, found);
+  }
+  return found;
+}
+
+/** A logger that masks secrets in every line (an SDK's error may quote a request URL with a token in it). */
+export function redactingLogger(log: Logger, secrets: () => Iterable<string>): Logger {
+  const clean = (message: string) => redactSecrets(message, secrets());
+  return {
+    debug: (m) => log.debug(clean(m)),
+    info: (m) => log.info(clean(m)),
+    warn: (m) => log.warn(clean(m)),
+    error: (m) => log.error(clean(m)),
+  };
 }

@@ -4,8 +4,10 @@
  * raw to 127.0.0.1 with the exact headers a hostile web page (through the victim's browser) or a local attacker
  * would send; for each refused one, the fake LLM proves that no model call happened.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { editConfig, runCli, tempHome } from '../cli/cli-helpers.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
@@ -318,7 +320,10 @@ describe('nanobot gateway: /health Host check and secrets in channel errors', ()
     const status = await runCli(['channels', 'status'], home);
     expect(status.stdout).toMatch(/Telegram/);
     expect(status.stdout).not.toContain(TOKEN.split(':')[1]);
-    expect(gateway.output()).not.toContain(TOKEN.split(':')[1]);
+    const logFile = join(home, '.nanobot', 'logs', 'gateway.log');
+    const logged = `${gateway.output()}${existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''}`;
+    expect(logged).toMatch(/telegram/);
+    expect(logged).not.toContain(TOKEN.split(':')[1]);
   }, 30_000);
 
   it.each(['evil.example', 'evil.example:18790', '127.0.0.1.evil.example', 'localhost.evil', '', null])(

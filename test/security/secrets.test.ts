@@ -1,7 +1,7 @@
 /** Secret comparison, redaction of shown errors, and the failed-auth limiter (src/security/). */
 import { describe, expect, it } from 'vitest';
 import { AuthLimiter } from '../../src/security/auth-limiter.js';
-import { collectSecrets, redactSecrets, secretMatches } from '../../src/security/secrets.js';
+import { collectSecrets, redactingLogger, redactSecrets, secretMatches } from '../../src/security/secrets.js';
 
 describe('secretMatches', () => {
   const key = 'sk-nanobot-0123456789abcdef';
@@ -92,6 +92,20 @@ describe('redactSecrets', () => {
     ]) {
       expect(redactSecrets(text, ['k'])).toBe(text);
     }
+  });
+});
+
+describe('redactingLogger', () => {
+  it('masks configured secrets and secret shapes on every level', () => {
+    const lines: string[] = [];
+    const sink = (m: string) => lines.push(m);
+    const log = redactingLogger({ debug: sink, info: sink, warn: sink, error: sink }, () => ['feishu-app-secret-1']);
+    log.debug('debug feishu-app-secret-1');
+    log.info('GET https://api.telegram.org/bot123456:AAAAAAAAAAAAAAAAAAAAAAAA/getMe');
+    log.warn('warn Authorization: Bearer abcdefgh12345');
+    log.error('error ?access_token=zzzzzzzz');
+    expect(lines.join('\n')).not.toMatch(/feishu-app-secret-1|AAAAAAAA|abcdefgh12345|zzzzzzzz/);
+    expect(lines).toHaveLength(4);
   });
 });
 
