@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import { createAgent } from '../../agent/bootstrap.js';
 import { startApiServer } from '../../api/server.js';
+import { redactingLogger, secretsOf } from '../../security/secrets.js';
 import { UserError } from '../../util/errors.js';
 import { createLogger } from '../../util/log.js';
 import type { GlobalOptions } from '../main.js';
@@ -16,7 +17,8 @@ export interface ServeFlags {
 export async function runServe(opts: GlobalOptions & ServeFlags): Promise<void> {
   const { loaded } = await setup(opts);
   const api = loaded.config.api;
-  const log = createLogger(opts.verbose ? 'debug' : 'info');
+  const secrets = secretsOf(loaded.config);
+  const log = redactingLogger(createLogger(opts.verbose ? 'debug' : 'info'), () => secrets);
   const agent = await createAgent(loaded, { log });
   const server = await startApiServer({
     loop: agent.loop,
