@@ -29,7 +29,9 @@ const SECRET_PATTERNS: readonly RegExp[] = [
   // user:password@ in a URL.
   /(\b[a-z][a-z0-9+.-]*:\/\/[^:/?#\s@]*:)[^@/?#\s]+(?=@)/gi,
   // Authorization header values.
-  /(\b(?:Bearer|Basic|Token)\s+)[A-Za-z0-9._~+/=-]{6,}/gi,
+  // (a word after "bearer" in a sentence has no digit; a token has)
+  /(\bBearer\s+)(?=[A-Za-z._~+/=-]*\d)[A-Za-z0-9._~+/=-]{6,}/gi,
+  /(\b(?:Basic|Token)\s+)[A-Za-z0-9._~+/=-]{16,}/g,
   /(\bBot\s+)[A-Za-z0-9._~+/=-]{20,}/g,
   // Well-known key prefixes: OpenAI/Anthropic sk-, Slack xox?-/xapp-, GitHub, GitLab, AWS access key ids.
   /(\b(?:sk-ant-|sk-|xox[abposr]-|xapp-|ghp_|gho_|ghs_|github_pat_|glpat-))[A-Za-z0-9_-]{8,}/g,

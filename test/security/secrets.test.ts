@@ -61,6 +61,11 @@ describe('redactSecrets', () => {
       'request failed: {"headers":{"Authorization":"Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig"}}',
       ['eyJhbGciOiJIUzI1NiJ9'],
     ],
+    [
+      'Basic credentials',
+      'proxy answered 407 for Authorization: Basic YWdlbnQ6aHVudGVyMi1zZWNyZXQ=',
+      ['YWdlbnQ6aHVudGVy'],
+    ],
     ['Discord Bot header', 'Authorization: Bot MTEyMzQ1Njc4OTAxMjM0NTY3OA.GhIjKl.abcdefghijklmnop', ['MTEyMzQ1Njc4']],
     ['URL with a password', 'connect to https://agent:hunter2-secret@imap.example.com failed', ['hunter2-secret']],
     ['Slack token', 'slack said invalid_auth for xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOp', ['1234567890-0987']],
@@ -89,6 +94,8 @@ describe('redactSecrets', () => {
       'cannot reach Telegram: Network request for getMe failed!',
       'channels.telegram.token is not set. The Bot token is part of every request URL.',
       'connect ECONNREFUSED 127.0.0.1:8081',
+      'the token expired yesterday; Token refresh failed, bearer rejected',
+      'GET /v1/chat/completions?max_tokens=100 took 2 s',
     ]) {
       expect(redactSecrets(text, ['k'])).toBe(text);
     }
