@@ -2,11 +2,18 @@
  * The OpenAI-compatible HTTP API (`nanobot serve`): `GET /health`, `GET /v1/models`, `POST /v1/chat/completions`.
  * Any OpenAI client can talk to the agent. Secure by default: loopback unless told otherwise, and then only with an
  * API key; bodies are size-limited; CORS is off unless origins are configured. Turns of one session run one at a time.
+ *
+ * Web pages cannot drive it: a request from a browser page whose `Origin` is not in `corsOrigins` is refused, a
+ * server bound to loopback answers only a loopback `Host` (DNS rebinding), and a POST body must be
+ * `application/json` (a page can send text/plain or a form cross-site without asking; JSON needs a CORS preflight).
+ * Wrong API keys are limited per client address (429 with Retry-After).
  */
-import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AgentLoop, TurnOutput } from '../agent/loop.js';
+import { AuthLimiter } from '../security/auth-limiter.js';
+import { hostHeaderAllowed, isLoopbackHost, originAllowed } from '../security/hosts.js';
+import { secretMatches } from '../security/secrets.js';
 import type { SessionStore } from '../session/types.js';
 import { UserError } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
@@ -38,6 +45,8 @@ export interface ApiServerOptions {
   /** Where images sent as data: URLs are saved (`<dataDir>/media/api`). */
   mediaDir: string;
   log?: Logger;
+  /** Wrong-key limiter (per client address); default: 10 failures a minute. */
+  authLimiter?: AuthLimiter;
 }
 
 export interface ApiServer {
@@ -54,13 +63,10 @@ class HttpError extends Error {
     message: string,
     readonly type = 'invalid_request_error',
     readonly code: string | null = null,
+    readonly retryAfterS = 0,
   ) {
     super(message);
   }
-}
-
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
@@ -71,6 +77,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     );
   }
   const log = options.log ?? silentLogger;
+  const limiter = options.authLimiter ?? new AuthLimiter();
+  const corsOrigins = options.corsOrigins ?? [];
   const chains = new Map<string, Promise<unknown>>();
   /** One turn at a time per session: an API call always gets its own turn, never joins a running one. */
   const serialised = <T>(key: string, task: () => Promise<T>): Promise<T> => {
@@ -91,18 +99,20 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         return;
       }
       const status = http?.status ?? 500;
+      if (http?.retryAfterS) res.setHeader('retry-after', String(http.retryAfterS));
       sendJson(res, status, errorBody(http?.message ?? 'internal error', http?.type ?? 'server_error', http?.code));
     });
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/\/+$/, '') || '/';
-    if (applyCors(req, res, options.corsOrigins ?? [])) return;
+    refuseForeignCallers(req, options.host, corsOrigins);
+    if (applyCors(req, res, corsOrigins)) return;
     if (path === '/health' && req.method === 'GET') {
       sendJson(res, 200, { status: 'ok', model: options.model });
       return;
     }
-    authorize(req, options.apiKey);
+    authorize(req, options.apiKey, limiter);
     if (path === '/v1/models' && req.method === 'GET') {
       sendJson(res, 200, {
         object: 'list',
@@ -119,6 +129,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   }
 
   async function chatCompletions(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    requireJson(req);
     const body = parseRequest(await readBody(req, options.maxBodyBytes ?? DEFAULT_MAX_BODY));
     if (body.model !== undefined && body.model !== options.model) {
       throw new HttpError(400, `model "${body.model}" is not served here; use "${options.model}" or leave it out`);
@@ -264,20 +275,85 @@ function parseRequest(raw: string): ChatCompletionRequest {
   return parsed.data;
 }
 
-function authorize(req: IncomingMessage, apiKey: string | null | undefined): void {
+/** A browser page of another site (by `Origin`) or a rebound DNS name (by `Host`) gets nothing, not even /health. */
+function refuseForeignCallers(req: IncomingMessage, bindHost: string, corsOrigins: readonly string[]): void {
+  const alsoAllowed = corsOrigins.flatMap((origin) => hostOf(origin));
+  if (!hostHeaderAllowed(req.headers.host, { bindHost, alsoAllowed })) {
+    throw new HttpError(
+      421,
+      `the Host header ${quote(req.headers.host)} does not name this server: it listens on ${bindHost}, so requests ` +
+        'must be sent to 127.0.0.1, localhost or [::1] (behind a reverse proxy, add its origin to api.corsOrigins)',
+      'invalid_request_error',
+      'host_not_allowed',
+    );
+  }
+  if (!originAllowed(req.headers.origin, { allowed: corsOrigins })) {
+    throw new HttpError(
+      403,
+      `requests from the web page ${quote(req.headers.origin)} are refused: add that origin to api.corsOrigins in ` +
+        '~/.nanobot/config.json to allow it (clients that are not browsers send no Origin header)',
+      'invalid_request_error',
+      'origin_not_allowed',
+    );
+  }
+}
+
+/** The body must be JSON: what a page can POST cross-site without a preflight (text/plain, forms) is refused. */
+function requireJson(req: IncomingMessage): void {
+  const header = req.headers['content-type'] ?? '';
+  const [type = '', ...params] = header.split(';').map((part) => part.trim().toLowerCase());
+  const charset = params
+    .find((param) => param.startsWith('charset='))
+    ?.slice('charset='.length)
+    .replace(/"/g, '');
+  if (type === 'application/json' && (charset === undefined || charset === 'utf-8' || charset === 'utf8')) return;
+  throw new HttpError(
+    415,
+    `the request body must be JSON: send "Content-Type: application/json" (got ${quote(req.headers['content-type'])})`,
+    'invalid_request_error',
+    'unsupported_media_type',
+  );
+}
+
+function authorize(req: IncomingMessage, apiKey: string | null | undefined, limiter: AuthLimiter): void {
   if (!apiKey) return;
-  const header = req.headers.authorization ?? '';
-  const given = Buffer.from(header.startsWith('Bearer ') ? header.slice('Bearer '.length).trim() : '');
-  const expected = Buffer.from(apiKey);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+  const address = req.socket.remoteAddress;
+  const wait = limiter.retryAfterS(address);
+  if (wait > 0) {
+    throw new HttpError(
+      429,
+      `too many requests with a wrong API key from this address; retry in ${wait} s with the right api.apiKey`,
+      'rate_limit_error',
+      'too_many_auth_failures',
+      wait,
+    );
+  }
+  const match = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
+  if (!secretMatches(apiKey, match?.[1]?.trim())) {
+    limiter.recordFailure(address);
     throw new HttpError(401, 'missing or wrong API key: send "Authorization: Bearer <api.apiKey>"', 'invalid_api_key');
   }
 }
 
+/** `https://proxy.example` → [`proxy.example`]; nothing for `*` or a malformed entry. */
+function hostOf(origin: string): string[] {
+  try {
+    return origin === '*' ? [] : [new URL(origin).host];
+  } catch {
+    return [];
+  }
+}
+
+/** A header value for an error message: quoted, cut short (it comes from the client). */
+function quote(value: string | undefined): string {
+  if (value === undefined) return '(none)';
+  return JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}…` : value);
+}
+
 /** Adds CORS headers for allowed origins; answers preflight requests (returns true when it did). */
-function applyCors(req: IncomingMessage, res: ServerResponse, allowed: string[]): boolean {
+function applyCors(req: IncomingMessage, res: ServerResponse, allowed: readonly string[]): boolean {
   const origin = req.headers.origin;
-  const ok = origin !== undefined && (allowed.includes('*') || allowed.includes(origin));
+  const ok = origin !== undefined && originAllowed(origin, { allowed });
   if (ok) {
     res.setHeader('access-control-allow-origin', allowed.includes('*') ? '*' : origin);
     res.setHeader('vary', 'Origin');

@@ -2,9 +2,11 @@
  * ChannelManager: runs the gateway's channels. Starts each one, and when one fails to connect or loses its
  * connection, stops it and starts it again after an exponential backoff (1 s, 2 s, 4 s … capped, ±20 % jitter,
  * longer when the platform asks for it). A setup mistake (a UserError: bad token key, missing SDK) is not retried.
- * `report()` feeds `/health` and `nanobot channels status`.
+ * `report()` feeds `/health` and `nanobot channels status`; the errors it records have secrets masked (an SDK's
+ * error may quote a request URL with the bot token in it).
  */
 import type { MessageBus } from '../bus/message-bus.js';
+import { redactSecrets } from '../security/secrets.js';
 import { errorMessage, UserError } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import type { Channel, ChannelStatus } from './channel.js';
@@ -31,6 +33,8 @@ export interface ChannelManagerOptions {
   backoff?: Partial<BackoffOptions>;
   /** 0..1; injected for deterministic tests. */
   random?: () => number;
+  /** The configured secret values (tokens, keys), masked in recorded and logged errors. */
+  secrets?: () => Iterable<string>;
 }
 
 const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 1_000, maxMs: 60_000, stableMs: 30_000 };
@@ -107,7 +111,7 @@ export class ChannelManager {
         entry.health = {
           ...entry.health,
           state: 'error',
-          error: err.hint ? `${err.message} ${err.hint}` : err.message,
+          error: this.redact(err.hint ? `${err.message} ${err.hint}` : err.message),
         };
         this.log.error(`channel ${entry.channel.name}: ${entry.health.error}`);
         return;
@@ -130,14 +134,17 @@ export class ChannelManager {
     entry.connectedAt = undefined;
     const delay = Math.max(retryAfterMs, this.delayFor(entry.failures));
     entry.failures += 1;
-    entry.health = { state: 'reconnecting', error: errorMessage(error), restarts: entry.health.restarts };
+    const message = this.redact(errorMessage(error));
+    entry.health = { state: 'reconnecting', error: message, restarts: entry.health.restarts };
     this.log.warn(
-      `channel ${entry.channel.name}: ${errorMessage(error)}; reconnecting in ${formatDelay(delay)} (attempt ${entry.failures})`,
+      `channel ${entry.channel.name}: ${message}; reconnecting in ${formatDelay(delay)} (attempt ${entry.failures})`,
     );
     await withTimeout(
       entry.channel
         .stop()
-        .catch((err: unknown) => this.log.debug(`channel ${entry.channel.name}: stop: ${errorMessage(err)}`)),
+        .catch((err: unknown) =>
+          this.log.debug(`channel ${entry.channel.name}: stop: ${this.redact(errorMessage(err))}`),
+        ),
       STOP_TIMEOUT_MS,
     );
     if (this.stopped || generation !== entry.generation) return;
@@ -146,6 +153,10 @@ export class ChannelManager {
       void this.connect(entry);
     }, delay);
     entry.timer.unref?.();
+  }
+
+  private redact(text: string): string {
+    return redactSecrets(text, this.options.secrets?.() ?? []);
   }
 
   private delayFor(failures: number): number {

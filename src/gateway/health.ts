@@ -1,10 +1,12 @@
 /**
  * The gateway's health endpoint: `GET /health` and nothing else. It binds loopback unless the config names another
- * address explicitly, because it reveals which provider and model are in use.
+ * address explicitly, because it reveals which provider and model are in use. Bound to loopback, it answers only
+ * requests whose `Host` is a loopback name, so a web page cannot read it through DNS rebinding.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ChannelHealth } from '../channels/manager.js';
+import { hostHeaderAllowed, isLoopbackHost } from '../security/hosts.js';
 import { UserError } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
 
@@ -34,11 +36,6 @@ export interface HealthServer {
   close(): Promise<void>;
 }
 
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return bare === 'localhost' || bare === '::1' || /^127(\.\d{1,3}){3}$/.test(bare);
-}
-
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
   const log = options.log ?? silentLogger;
   const startedAt = options.startedAt ?? Date.now();
@@ -53,6 +50,11 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
   }
 
   const server = http.createServer((req, res) => {
+    if (!hostHeaderAllowed(req.headers.host, { bindHost: options.host })) {
+      return send(res, 421, {
+        error: `the Host header does not name this server: use http://127.0.0.1:<port>/health (it listens on ${options.host})`,
+      });
+    }
     const path = (req.url ?? '/').split('?', 1)[0];
     if (path !== '/health') return send(res, 404, { error: 'not found' });
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { error: 'method not allowed' });

@@ -13,6 +13,7 @@ import { buildEnabledChannels } from '../channels/registry.js';
 import { OutboundRouter } from '../channels/router.js';
 import { bindWebUi } from '../channels/websocket/backend.js';
 import { type LoadedConfig, loadConfig } from '../config/load.js';
+import { redactingLogger, secretsOf } from '../security/secrets.js';
 import { errorMessage, UserError } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import { type ConfigWatcher, watchConfigFile } from './config-watch.js';
@@ -89,9 +90,10 @@ const OUTBOUND_FLUSH_MS = 700;
 const CHANNEL_STOP_MS = 700;
 
 export async function startGateway(options: StartGatewayOptions): Promise<Gateway> {
-  const log = options.log ?? silentLogger;
   const env = options.env ?? process.env;
   let loaded = options.loaded;
+  // Channel SDK errors can quote request URLs with tokens in them: the gateway log never shows a configured secret.
+  const log = redactingLogger(options.log ?? silentLogger, () => secretsOf(loaded.config));
   const writeStateFile = options.writeStateFile ?? true;
   if (writeStateFile) refuseSecondGateway(loaded.dataDir);
   if (options.limitHeapGrowth ?? true) limitHeapGrowth();
@@ -133,6 +135,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     bus,
     channels,
     log,
+    secrets: () => secretsOf(loaded.config),
     ...(options.channelBackoff ? { backoff: options.channelBackoff } : {}),
   });
 

@@ -3,6 +3,7 @@
  * only when the channel starts.
  */
 import { z } from 'zod';
+import { checkSecureUrl } from '../../security/hosts.js';
 import { UserError } from '../../util/errors.js';
 import { defineChannel } from '../definition.js';
 import { channelSettingsSchema, missingSdk, requireSetting } from '../settings.js';
@@ -70,18 +71,11 @@ export const discordChannel = defineChannel<DiscordSettings>({
  */
 export function apiRoot(apiBase: string | null | undefined): string {
   if (!apiBase) return 'https://discord.com/api';
-  let url: URL;
-  try {
-    url = new URL(apiBase);
-  } catch {
-    throw new UserError(`channels.discord.apiBase is not a URL: ${apiBase}`);
-  }
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+  const checked = checkSecureUrl(apiBase);
+  if ('error' in checked)
     throw new UserError(
-      `channels.discord.apiBase must be an https:// URL (plain http only for 127.0.0.1/localhost): ${apiBase}`,
+      `channels.discord.apiBase ${checked.error}: ${apiBase}`,
       'The bot token is sent with every request.',
     );
-  }
   return apiBase.replace(/\/+$/, '');
 }

@@ -6,9 +6,10 @@
  * next connection starts with the same check, so mail that arrived meanwhile is read then.
  */
 import type { FetchMessageObject, ImapFlow, MessageStructureObject } from 'imapflow';
+import { isLoopbackHost } from '../../security/hosts.js';
 import { errorMessage, UserError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
-import { type EmailSettings, isLoopbackHost } from './index.js';
+import type { EmailSettings } from './index.js';
 import { HEADERS_READ } from './message.js';
 
 /** What became of a mail: answered (handed to the agent), skipped (never to be answered), left (untouched). */

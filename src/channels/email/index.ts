@@ -3,6 +3,7 @@
  * nodemailer are imported only when the channel starts.
  */
 import { z } from 'zod';
+import { isLoopbackHost } from '../../security/hosts.js';
 import { UserError } from '../../util/errors.js';
 import { defineChannel } from '../definition.js';
 import { channelSettingsSchema, missingSdk, requireSetting } from '../settings.js';
@@ -168,12 +169,4 @@ export function senderIdOf(address: string, own: string | undefined): string {
   const at = lower.lastIndexOf('@');
   const ownDomain = own?.slice(own.lastIndexOf('@') + 1);
   return at > 0 && lower.slice(at + 1) === ownDomain ? lower.slice(0, at) : lower;
-}
-
-export function isLoopbackHost(host: string): boolean {
-  const bare = host
-    .trim()
-    .replace(/^\[|\]$/g, '')
-    .toLowerCase();
-  return bare === 'localhost' || bare === '::1' || /^127(\.\d{1,3}){3}$/.test(bare);
 }

@@ -3,6 +3,7 @@
  * (@larksuiteoapi/node-sdk) is imported only when the channel starts.
  */
 import { z } from 'zod';
+import { checkSecureUrl } from '../../security/hosts.js';
 import { UserError } from '../../util/errors.js';
 import { defineChannel } from '../definition.js';
 import { channelSettingsSchema, missingSdk, requireSetting } from '../settings.js';
@@ -66,18 +67,10 @@ export function apiRoot(domain: string): string {
   const value = domain.trim();
   if (value === '' || value === 'feishu') return 'https://open.feishu.cn';
   if (value === 'lark') return 'https://open.larksuite.com';
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
+  const checked = checkSecureUrl(value);
+  if ('error' in checked && checked.error === 'is not a URL')
     throw new UserError(`channels.feishu.domain must be "feishu", "lark" or a URL (got "${domain}").`);
-  }
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
-    throw new UserError(
-      `channels.feishu.domain must be an https:// URL (plain http only for 127.0.0.1/localhost): ${domain}`,
-      'The app secret is sent to it.',
-    );
-  }
+  if ('error' in checked)
+    throw new UserError(`channels.feishu.domain ${checked.error}: ${domain}`, 'The app secret is sent to it.');
   return value.replace(/\/+$/, '');
 }

@@ -3,6 +3,7 @@
  * only when the channel starts. No end-to-end encryption: encrypted rooms are not supported.
  */
 import { z } from 'zod';
+import { checkSecureUrl } from '../../security/hosts.js';
 import { UserError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import { defineChannel } from '../definition.js';
@@ -77,21 +78,11 @@ async function importSdk(log: Logger): Promise<typeof import('matrix-js-sdk')> {
  * only for a homeserver on this machine.
  */
 export function homeserverRoot(homeserver: string): string {
-  let url: URL;
-  try {
-    url = new URL(homeserver);
-  } catch {
+  const checked = checkSecureUrl(homeserver);
+  if ('error' in checked)
     throw new UserError(
-      `channels.matrix.homeserver is not a URL: ${homeserver}`,
-      'Use the homeserver’s address with https://, e.g. https://matrix.org.',
+      `channels.matrix.homeserver ${checked.error}: ${homeserver}`,
+      'The access token is sent with every request; use e.g. https://matrix.org.',
     );
-  }
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
-    throw new UserError(
-      `channels.matrix.homeserver must be an https:// URL (plain http only for 127.0.0.1/localhost): ${homeserver}`,
-      'The access token is sent with every request.',
-    );
-  }
   return homeserver.replace(/\/+$/, '');
 }

@@ -3,6 +3,7 @@
  * when the channel starts.
  */
 import { z } from 'zod';
+import { checkSecureUrl } from '../../security/hosts.js';
 import { UserError } from '../../util/errors.js';
 import { defineChannel } from '../definition.js';
 import { channelSettingsSchema, idList, missingSdk, requireSetting } from '../settings.js';
@@ -78,18 +79,11 @@ export const telegramChannel = defineChannel<TelegramSettings>({
  */
 export function apiRoot(apiBase: string | null | undefined): string {
   if (!apiBase) return 'https://api.telegram.org';
-  let url: URL;
-  try {
-    url = new URL(apiBase);
-  } catch {
-    throw new UserError(`channels.telegram.apiBase is not a URL: ${apiBase}`);
-  }
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+  const checked = checkSecureUrl(apiBase);
+  if ('error' in checked)
     throw new UserError(
-      `channels.telegram.apiBase must be an https:// URL (plain http only for 127.0.0.1/localhost): ${apiBase}`,
+      `channels.telegram.apiBase ${checked.error}: ${apiBase}`,
       'The bot token is part of every request URL.',
     );
-  }
   return apiBase.replace(/\/+$/, '');
 }

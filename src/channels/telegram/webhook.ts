@@ -3,10 +3,10 @@
  * A request must carry the secret token given to setWebhook; updates are acknowledged at once and handled one after
  * another, so a slow download does not make Telegram retry (and a retry is dropped as a duplicate anyway).
  */
-import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Update } from '@grammyjs/types';
+import { secretMatches } from '../../security/secrets.js';
 import { errorMessage } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 
@@ -31,7 +31,8 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (req.method !== 'POST' || path !== options.path) return reply(res, 404);
-    if (!secretMatches(req.headers['x-telegram-bot-api-secret-token'], options.secret)) return reply(res, 401);
+    const given = req.headers['x-telegram-bot-api-secret-token'];
+    if (!secretMatches(options.secret, typeof given === 'string' ? given : undefined)) return reply(res, 401);
     readBody(req)
       .then((body) => {
         const update = JSON.parse(body) as Update;
@@ -55,13 +56,6 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
         server.closeAllConnections();
       }),
   };
-}
-
-function secretMatches(header: string | string[] | undefined, secret: string): boolean {
-  if (typeof header !== 'string') return false;
-  const given = Buffer.from(header);
-  const wanted = Buffer.from(secret);
-  return given.length === wanted.length && timingSafeEqual(given, wanted);
 }
 
 async function readBody(req: http.IncomingMessage): Promise<string> {

@@ -13,6 +13,7 @@ import type { Duplex } from 'node:stream';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import type { MessageBus } from '../../bus/message-bus.js';
 import type { InboundMessage, OutboundMessage } from '../../bus/types.js';
+import { AuthLimiter } from '../../security/auth-limiter.js';
 import { errorMessage } from '../../util/errors.js';
 import { type Logger, silentLogger } from '../../util/log.js';
 import { PACKAGE_ROOT } from '../../util/paths.js';
@@ -48,6 +49,8 @@ export interface WebSocketChannelOptions {
   log?: Logger;
   /** The built WebUI; default `dist/webui` of the package. */
   webuiDir?: string;
+  /** Wrong-token limiter; kept across restarts of the channel. Default: 10 failures a minute per address. */
+  authLimiter?: AuthLimiter;
 }
 
 interface Client {
@@ -73,6 +76,7 @@ export class WebSocketChannel implements Channel, WebUiHost {
   };
   private readonly log: Logger;
   private readonly media = new MediaRefs();
+  private readonly authLimiter: AuthLimiter;
   private readonly subscribers = new Map<string, Set<Client>>();
   private readonly clients = new Set<Client>();
   private readonly flushes = new FlushScheduler((err) =>
@@ -87,6 +91,7 @@ export class WebSocketChannel implements Channel, WebUiHost {
   private listening?: { host: string; port: number; token: string | undefined };
 
   constructor(private readonly options: WebSocketChannelOptions) {
+    this.authLimiter = options.authLimiter ?? new AuthLimiter();
     this.log = options.log ?? silentLogger;
   }
 
@@ -136,6 +141,7 @@ export class WebSocketChannel implements Channel, WebUiHost {
           }),
         upgrade: (req, socket, head, url) => this.upgrade(req, socket, head, url),
         onError: (message) => this.log.warn(`${this.name}: ${message}`),
+        authLimiter: this.authLimiter,
       });
       this.listening = { host: settings.host, port: this.http.port, token };
     } catch (err) {

@@ -3,6 +3,7 @@
  * On by default, on loopback, with a token: the WebUI is part of every gateway.
  */
 import { z } from 'zod';
+import { isLoopbackHost } from '../../security/hosts.js';
 import { UserError } from '../../util/errors.js';
 import { channelSettingsSchema } from '../settings.js';
 
@@ -29,12 +30,6 @@ export const websocketSettingsSchema = channelSettingsSchema.extend({
 });
 
 export type WebSocketSettings = z.infer<typeof websocketSettingsSchema>;
-
-/** Loopback names and addresses (`127.x.x.x`, `::1`, `localhost`). */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return bare === 'localhost' || bare === '::1' || /^127(\.\d{1,3}){3}$/.test(bare);
-}
 
 export function validateWebSocketSettings(settings: WebSocketSettings): void {
   if (!settings.path.startsWith('/')) throw new UserError('channels.websocket.path must start with "/".');

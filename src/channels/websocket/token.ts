@@ -1,8 +1,8 @@
 /**
  * The WebUI token: `channels.websocket.token` when set, else a random one kept in `<data dir>/webui-token` (0600),
- * created on first use and printed by `nanobot webui`. Compared in constant time.
+ * created on first use and printed by `nanobot webui`. Compared in constant time by `security/secrets.ts`.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../util/fs.js';
@@ -34,10 +34,4 @@ export async function loadOrCreateToken(dataDir: string): Promise<string> {
 /** The token clients must present: the configured one, else the stored one. */
 export async function resolveToken(configured: string, dataDir: string): Promise<string> {
   return configured.trim() || loadOrCreateToken(dataDir);
-}
-
-export function tokenMatches(expected: string, given: string | undefined | null): boolean {
-  if (!given) return false;
-  const digest = (value: string) => createHash('sha256').update(value).digest();
-  return timingSafeEqual(digest(expected), digest(given));
 }

@@ -10,6 +10,7 @@ import { runPairingCommand } from '../../channels/pairing-command.js';
 import { CHANNEL_DEFINITIONS, channelBlocks, findChannel } from '../../channels/registry.js';
 import type { LoadedConfig } from '../../config/load.js';
 import { isProcessAlive, readState } from '../../gateway/state-file.js';
+import { collectSecrets, redactSecrets } from '../../security/secrets.js';
 import { errorMessage, UserError } from '../../util/errors.js';
 import type { GlobalOptions } from '../main.js';
 import { setup } from '../setup.js';
@@ -27,7 +28,8 @@ export async function channelsStatus(opts: GlobalOptions, io: ChannelsIo = defau
   const blocks = channelBlocks(loaded.config);
   const names = [...new Set([...CHANNEL_DEFINITIONS.map((d) => d.name), ...Object.keys(blocks)])];
   io.out(`Channels (${loaded.configPath}):\n`);
-  for (const name of names) io.out(`${statusLine(name, blocks[name], running)}\n`);
+  const secrets = collectSecrets(loaded.config);
+  for (const name of names) io.out(`${statusLine(name, blocks[name], running, secrets)}\n`);
   io.out(
     running ? `Gateway: running (pid ${running.pid})\n` : 'Gateway: not running (start it with `nanobot gateway`)\n',
   );
@@ -39,6 +41,7 @@ function statusLine(
   name: string,
   block: Record<string, unknown> | undefined,
   running: { pid: number; channels: Record<string, ChannelHealth> } | undefined,
+  secrets: readonly string[],
 ): string {
   const definition = findChannel(name);
   const label = (definition?.displayName ?? name).padEnd(18);
@@ -50,12 +53,12 @@ function statusLine(
   } catch (err) {
     if (!enabled) return `  ${label} disabled`;
     const message = err instanceof UserError ? err.message.replace(/\s*\n\s*/g, ' ') : errorMessage(err);
-    return `  ${label} enabled, but not ready: ${message}`;
+    return `  ${label} enabled, but not ready: ${redactSecrets(message, secrets)}`;
   }
   const parts = [enabled ? 'enabled' : 'disabled', `allowFrom: ${describeAllowFrom(settings.allowFrom)}`];
   if (settings.groupPolicy) parts.push(`groups: ${settings.groupPolicy}`);
   const health = running?.channels[name];
-  if (health) parts.push(health.error ? `${health.state} (${health.error})` : health.state);
+  if (health) parts.push(health.error ? `${health.state} (${redactSecrets(health.error, secrets)})` : health.state);
   else if (enabled && running) parts.push('not running (restart the gateway to start it)');
   return `  ${label} ${parts.join(' · ')}`;
 }

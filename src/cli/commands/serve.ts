@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import { createAgent } from '../../agent/bootstrap.js';
 import { startApiServer } from '../../api/server.js';
+import { redactingLogger, secretsOf } from '../../security/secrets.js';
 import { UserError } from '../../util/errors.js';
 import { createLogger } from '../../util/log.js';
 import type { GlobalOptions } from '../main.js';
@@ -16,14 +17,15 @@ export interface ServeFlags {
 export async function runServe(opts: GlobalOptions & ServeFlags): Promise<void> {
   const { loaded } = await setup(opts);
   const api = loaded.config.api;
-  const log = createLogger(opts.verbose ? 'debug' : 'info');
+  const secrets = secretsOf(loaded.config);
+  const log = redactingLogger(createLogger(opts.verbose ? 'debug' : 'info'), () => secrets);
   const agent = await createAgent(loaded, { log });
   const server = await startApiServer({
     loop: agent.loop,
     sessions: agent.sessions,
     model: agent.model.model,
     host: opts.host ?? api.host,
-    port: opts.port === undefined ? api.port : parseNumber(opts.port, 'port', 65535),
+    port: opts.port === undefined ? api.port : parseNumber(opts.port, 'port', 65535, 0),
     apiKey: api.apiKey ?? null,
     timeoutS: opts.timeout === undefined ? api.timeout : parseNumber(opts.timeout, 'timeout', 86_400),
     corsOrigins: api.corsOrigins,
@@ -44,10 +46,11 @@ export async function runServe(opts: GlobalOptions & ServeFlags): Promise<void> 
   });
 }
 
-function parseNumber(text: string, what: string, max: number): number {
+/** `min` 0 for a port: `-p 0` picks a free one (the log line names it). */
+function parseNumber(text: string, what: string, max: number, min = 1): number {
   const value = Number(text);
-  if (!Number.isInteger(value) || value < 1 || value > max) {
-    throw new UserError(`invalid ${what} "${text}"`, `Give a whole number from 1 to ${max}.`);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new UserError(`invalid ${what} "${text}"`, `Give a whole number from ${min} to ${max}.`);
   }
   return value;
 }

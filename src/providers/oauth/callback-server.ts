@@ -1,9 +1,12 @@
 /**
  * The local page the browser returns to after signing in (`http://localhost:<port>/auth/callback?code=…&state=…`).
- * Bound to 127.0.0.1 only; a request with another sign-in's state is refused and the wait goes on.
+ * Bound to 127.0.0.1 only, answering only a loopback `Host` (DNS rebinding); a request with another sign-in's state
+ * is refused and the wait goes on. Text from the query is escaped before it goes into the page.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hostHeaderAllowed } from '../../security/hosts.js';
+import { secretMatches } from '../../security/secrets.js';
 import { OAuthError } from './http.js';
 
 export interface CallbackServer {
@@ -13,9 +16,10 @@ export interface CallbackServer {
   close(): Promise<void>;
 }
 
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const page = (title: string, body: string) =>
-  `<!doctype html><meta charset="utf-8"><title>${title}</title>` +
-  `<body style="font-family:sans-serif;margin:3em"><h1>${title}</h1><p>${body}</p></body>`;
+  `<!doctype html><meta charset="utf-8"><title>${escapeHtml(title)}</title>` +
+  `<body style="font-family:sans-serif;margin:3em"><h1>${escapeHtml(title)}</h1><p>${escapeHtml(body)}</p></body>`;
 
 export async function startCallbackServer(port: number, path: string, state: string): Promise<CallbackServer> {
   let settle!: { resolve: (code: string) => void; reject: (error: Error) => void };
@@ -30,8 +34,11 @@ export async function startCallbackServer(port: number, path: string, state: str
       res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
       res.end(page(title, body));
     };
+    if (!hostHeaderAllowed(req.headers.host, { bindHost: '127.0.0.1' })) {
+      return reply(421, 'Wrong address', 'Open this page through http://localhost or http://127.0.0.1.');
+    }
     if (url.pathname !== path) return reply(404, 'Not found', 'This is the nanobot sign-in callback.');
-    if (url.searchParams.get('state') !== state) {
+    if (!secretMatches(state, url.searchParams.get('state'))) {
       return reply(400, 'Sign-in not recognised', 'This page belongs to another sign-in attempt. Start it again.');
     }
     const error = url.searchParams.get('error');

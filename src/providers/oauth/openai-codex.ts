@@ -4,7 +4,8 @@
  * the address the browser lands on (or just the code) into the terminal. The access token is refreshed with the
  * refresh token five minutes before it expires.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { secretMatches } from '../../security/secrets.js';
 import { type CallbackServer, startCallbackServer } from './callback-server.js';
 import { type CodexEndpoints, codexEndpoints } from './endpoints.js';
 import { describeFailure, type Fetch, number, OAuthError, postForm, text } from './http.js';
@@ -126,7 +127,7 @@ function readPastedCode(
         const pasted = parsePasted(line);
         if (!pasted) continue;
         if (pasted.error) return reject(new OAuthError(`The sign-in was not completed: ${pasted.error}.`));
-        if (pasted.state !== undefined && !sameText(pasted.state, state)) {
+        if (pasted.state !== undefined && !secretMatches(state, pasted.state)) {
           print('That address belongs to another sign-in; paste the one from this attempt.');
           continue;
         }
@@ -158,12 +159,6 @@ export function parsePasted(line: string): Pasted | undefined {
   if (/\s/.test(value)) return undefined;
   const [code, state] = value.split('#', 2);
   return code ? { code, ...(state ? { state } : {}) } : undefined;
-}
-
-function sameText(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
 }
 
 async function exchangeCode(
