@@ -43,7 +43,9 @@ export function nanobot(args: string[], home: string, env: Record<string, string
 export function homeWith(llmUrl: string, extra: Record<string, unknown> = {}): { home: string; workspace: string } {
   const home = tempHome();
   const workspace = join(home, '.nanobot', 'workspace');
-  mkdirSync(workspace, { recursive: true });
+  // 0700, as nanobot makes it (a looser ~/.nanobot is tightened with a note on stderr).
+  mkdirSync(join(home, '.nanobot'), { mode: 0o700 });
+  mkdirSync(workspace);
   const config = {
     agents: { defaults: { provider: 'custom', model: 'test-model' } },
     providers: { custom: { apiKey: 'test-key', apiBase: `${llmUrl}/v1` } },
