@@ -130,7 +130,7 @@ function checkProtectedWrites(cmd: SimpleCommand, program: string, args: string[
 }
 
 /** Interpreters whose inline code (`python3 -c`, `perl -e`, `node -e`) can run shell commands or write files. */
-const INTERPRETER = /^(?:python[\d.]*|pypy[\d.]*|perl|ruby|node|nodejs|deno|bun|php|lua[\d.]*)$/;
+export const INTERPRETER = /^(?:python[\d.]*|pypy[\d.]*|perl|ruby|node|nodejs|deno|bun|php|lua[\d.]*)$/;
 const INLINE_CODE_FLAG = /^-[a-zA-Z]*[ceErx]$|^--eval$/;
 const INLINE_RECURSIVE_DELETE = /\brm\s+(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)\b/;
 const INLINE_PROTECTED_FILE = /history\.jsonl|\.dream_cursor/;

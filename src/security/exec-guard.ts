@@ -14,6 +14,16 @@ import {
   rawDenyReason,
   type SimpleCommand,
 } from './exec-deny-rules.js';
+import {
+  expandFunctionCall,
+  findFunctions,
+  forkBombFunction,
+  generatorInSubstitution,
+  hasUnquotedIfs,
+  pipedSourceReason,
+  readsScriptFromStdin,
+  scriptReader,
+} from './exec-indirection.js';
 import { parseShellCommand, type ShellSegment, type ShellWord } from './shell-parse.js';
 import { expandHome, isPathInside, realpathNearest } from './workspace.js';
 
@@ -62,6 +72,11 @@ interface GuardContext {
   /** Shell variables the command line itself assigns (`X=rm; $X -rf …`). */
   assignments: Map<string, string>;
   checkDeny: boolean;
+  /** Functions and aliases the command defines, by name (bodies re-checked at each call). */
+  functions: Map<string, string>;
+  aliases: Map<string, string>;
+  /** How many function/alias calls may still be expanded (recursive definitions stop here). */
+  budget: { expansions: number };
 }
 
 const ASSIGNMENT_WORD = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s;
@@ -81,16 +96,38 @@ function collectAssignments(segments: ShellSegment[], into: Map<string, string>)
   return result;
 }
 
-/** Expands variables the command line assigned; unquoted expansions split into words as the shell would. */
+/** The characters the shell splits unquoted expansions on: IFS when the command sets it, else blanks. */
+function splitter(assignments: Map<string, string>): RegExp {
+  const ifs = assignments.get('IFS');
+  if (ifs === undefined || ifs.trim() === '') return /\s+/;
+  return new RegExp(`[${ifs.replace(/[\\\]^-]/g, '\\$&')}]+`);
+}
+
+/** `${NAME:-word}` / `${NAME-word}` with NAME unset, and `$NAME` / `${NAME}` the command line assigned. */
+function substituteVariables(value: string, assignments: Map<string, string>): string {
+  return value
+    .replace(/\$\{([A-Za-z_]\w*):?[-=]([^}]*)\}/g, (_match, name: string, fallback: string) =>
+      assignments.has(name) ? (assignments.get(name) as string) : fallback,
+    )
+    .replace(VARIABLE_REFERENCE, (match, name: string) => assignments.get(name) ?? match);
+}
+
+/**
+ * Expands what the guard can know before the shell runs: variables the command line assigned (split on IFS as
+ * the shell would), `${NAME:-default}`, and brace lists (`{rm,-rf,x}` is `rm -rf x`).
+ */
 function expandAssigned(words: ShellWord[], assignments: Map<string, string>): ShellWord[] {
-  if (assignments.size === 0) return words;
+  const split = splitter(assignments);
   return words.flatMap((word) => {
+    const brace = word.quoted ? null : /^\{([^{}\s]*,[^{}\s]*)\}$/.exec(word.value);
+    if (brace) return (brace[1] as string).split(',').map((part) => ({ value: part, quoted: false }));
     if (!word.value.includes('$')) return [word];
-    const value = word.value.replace(VARIABLE_REFERENCE, (match, name: string) => assignments.get(name) ?? match);
+    const value = substituteVariables(word.value, assignments);
     if (value === word.value) return [word];
-    if (word.quoted) return [{ value, quoted: true }];
+    // A substitution's source text stays one word, so the rules below can parse it.
+    if (word.quoted || /\$\(|`/.test(value)) return [{ value, quoted: word.quoted }];
     return value
-      .split(/\s+/)
+      .split(split)
       .filter((part) => part !== '')
       .map((part) => ({ value: part, quoted: false }));
   });
@@ -150,6 +187,9 @@ export function checkCommand(command: string, options: CommandGuardOptions): Com
     assignments,
     allowRoots: [realpathNearest(options.workspace), realpathNearest(cwd)],
     checkDeny: !allowListed,
+    functions: new Map(),
+    aliases: new Map(),
+    budget: { expansions: 64 },
   };
 
   if (context.checkDeny) {
@@ -160,13 +200,25 @@ export function checkCommand(command: string, options: CommandGuardOptions): Com
       if (hit !== undefined) return blocked(`matches deny pattern /${re.source}/`, hit);
     }
   }
-  return checkSegments(segments, context, 0);
+  return checkSegments(segments, trimmed, context, 0);
 }
 
-function checkSegments(segments: ShellSegment[], outer: GuardContext, nesting: number): CommandCheck {
-  const context = nesting === 0 ? outer : { ...outer, assignments: collectAssignments(segments, outer.assignments) };
+function checkSegments(segments: ShellSegment[], script: string, outer: GuardContext, nesting: number): CommandCheck {
+  const context =
+    nesting === 0
+      ? outer
+      : {
+          ...outer,
+          assignments: collectAssignments(segments, outer.assignments),
+          functions: new Map(outer.functions),
+          aliases: new Map(outer.aliases),
+        };
+  if (context.checkDeny) {
+    const definitions = checkDefinitions(segments, script, context, nesting);
+    if (!definitions.ok) return definitions;
+  }
   const stdinShell = segments.some((segment) => isStdinShell(segment.words.map((word) => word.value)));
-  for (const segment of segments) {
+  for (const [index, segment] of segments.entries()) {
     const shellWords = expandAssigned(segment.words, context.assignments);
     const words = shellWords.map((word) => word.value);
     const simple: SimpleCommand = { words, redirects: segment.redirects };
@@ -182,6 +234,10 @@ function checkSegments(segments: ShellSegment[], outer: GuardContext, nesting: n
         const inner = checkNestedScript(word, context, nesting + 1);
         if (!inner.ok) return inner;
       }
+    }
+    if (context.checkDeny) {
+      const hidden = checkIndirection(segments, index, simple, context, nesting);
+      if (!hidden.ok) return hidden;
     }
 
     const nested = nestedCommands(words, segment.heredocs, segment.redirects);
@@ -200,12 +256,97 @@ function checkSegments(segments: ShellSegment[], outer: GuardContext, nesting: n
   return { ok: true };
 }
 
+/** IFS splitting, fork-bomb functions and alias values: what a script defines before it runs anything. */
+function checkDefinitions(
+  segments: ShellSegment[],
+  script: string,
+  context: GuardContext,
+  nesting: number,
+): CommandCheck {
+  if (hasUnquotedIfs(script)) return blocked('word splitting on $IFS (it hides the real command)', script);
+  const functions = findFunctions(script);
+  const bomb = forkBombFunction(functions);
+  if (bomb) return blocked(`fork bomb (function \`${bomb}\` calls itself in a pipe or in the background)`, script);
+  for (const fn of functions) context.functions.set(fn.name, fn.body);
+  for (const segment of segments) {
+    const words = segment.words.map((word) => word.value);
+    if (programName(words[programIndex(words)] ?? '') !== 'alias') continue;
+    for (const word of words.slice(programIndex(words) + 1)) {
+      const definition = ASSIGNMENT_WORD.exec(word);
+      if (!definition) continue;
+      context.aliases.set(definition[1] as string, definition[2] as string);
+      if (nesting >= 8) return blocked('aliases nested too deeply to check', segment.raw);
+      const inner = checkNestedScript(definition[2] as string, context, nesting + 1);
+      if (!inner.ok) return inner;
+    }
+  }
+  return { ok: true };
+}
+
+/**
+ * Commands whose text only exists at run time: a command name made by a decoder or split by a custom IFS, a call to
+ * an alias or function the command defines, generated text fed to a shell or interpreter.
+ */
+function checkIndirection(
+  segments: ShellSegment[],
+  index: number,
+  command: SimpleCommand,
+  context: GuardContext,
+  nesting: number,
+): CommandCheck {
+  const segment = segments[index] as ShellSegment;
+  const { words } = command;
+  const start = programIndex(words);
+  const word = words[start] ?? '';
+  const program = programName(word);
+  const generator = /\$\(|`/.test(word) ? generatorInSubstitution(word) : undefined;
+  if (generator) return blocked(`command name generated at run time by \`${generator}\``, segment.raw);
+  if (word.includes('$') && context.assignments.has('IFS') && splitter(context.assignments).source !== '\\s+') {
+    return blocked('command name split out of a variable by a custom IFS', segment.raw);
+  }
+
+  const body = context.aliases.get(program) ?? context.functions.get(program);
+  if (body !== undefined && nesting < 8 && context.budget.expansions > 0) {
+    context.budget.expansions--;
+    const args = words.slice(start + 1);
+    const call = context.aliases.has(program) ? [body, ...args].join(' ') : expandFunctionCall(body, args);
+    const inner = checkNestedScript(call, context, nesting + 1);
+    if (!inner.ok) return inner;
+  }
+
+  const reader = scriptReader(program);
+  if (!reader) return { ok: true };
+  if (readsScriptFromStdin(words)) {
+    const source = pipedSourceReason(segments, index);
+    if (source) {
+      return blocked(
+        `text generated or decoded by ${source} piped into \`${program}\` (the guard cannot see what it runs)`,
+        segment.raw,
+        '. Write the script to a file in the workspace and run it instead',
+      );
+    }
+  }
+  // `sh <(…)`, `python3 -c "$(…)"`, `python3 <<< "$(…)"`: the script itself comes out of a decoder.
+  const fed = [...words.slice(start + 1), ...segment.redirects.map((r) => r.target.value), ...segment.heredocs];
+  for (const text of fed) {
+    const made = generatorInSubstitution(text);
+    if (made) {
+      return blocked(
+        `script for \`${program}\` generated or decoded at run time by \`${made}\``,
+        segment.raw,
+        '. Write the script to a file in the workspace and run it instead',
+      );
+    }
+  }
+  return { ok: true };
+}
+
 function checkNestedScript(script: string, context: GuardContext, nesting: number): CommandCheck {
   if (context.checkDeny) {
     const raw = rawDenyReason(script);
     if (raw) return blocked(raw, script);
   }
-  return checkSegments(parseShellCommand(script), context, nesting);
+  return checkSegments(parseShellCommand(script), script, context, nesting);
 }
 
 function checkSimpleCommand(
