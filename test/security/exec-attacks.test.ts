@@ -7,9 +7,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { checkCommandUrls } from '../../src/security/command-urls.js';
 import { checkCommand } from '../../src/security/exec-guard.js';
+import { createNetworkPolicy } from '../../src/security/network.js';
 import { makeTempDir } from '../tools/helpers.js';
-import { B64, DELETION_ATTACKS, FORK_BOMBS } from './exec-attack-corpus.js';
+import { B64, DELETION_ATTACKS, FORK_BOMBS, SCHEMELESS_URL_ATTACKS } from './exec-attack-corpus.js';
 
 /** Ordinary commands that must keep working (no false positives). */
 const LEGITIMATE = [
@@ -95,5 +97,44 @@ describe('exec guard messages for the new classes', () => {
       expect(verdict.reason).toMatch(/generated|decoded/);
       expect(verdict.reason).toMatch(/[Ww]rite the script to a file/);
     }
+  });
+});
+
+describe('URL guard sees scheme-less hosts (sandbox "none")', () => {
+  it.each(SCHEMELESS_URL_ATTACKS.map((command) => command.replaceAll('PORT', '8080')))('blocks %s', (command) => {
+    const verdict = checkCommandUrls(command);
+    expect(verdict.ok, `not blocked: ${command}`).toBe(false);
+    if (!verdict.ok) expect(verdict.reason).toMatch(/^Command blocked by network guard: it targets /);
+  });
+
+  it.each([
+    'sleep 0.5',
+    'npm i foo@10.1.0',
+    'docker run -p 8080:80 nginx',
+    'date -d 12:30',
+    'curl -m 5 https://example.com',
+    'curl --retry 3 https://example.com/x',
+    'nc -zv example.com 443',
+    'nc example.com 8080',
+    'curl https://93.184.216.34/',
+    'python3 -c "print(1.5)"',
+    'echo version 1.2.3',
+    'git checkout v10.1',
+    'head -n 10 file.txt',
+    'ssh git@github.com',
+    'scp build.tgz deploy@example.com:/srv/app',
+    'psql -h db.example.com -p 5432',
+    'ffmpeg -ss 00:01:30 -i in.mp4 out.mp4',
+    "awk -F: '{print $1}' users.txt",
+    'python3 -m http.server 8000',
+    `python3 -c "print(('a', 1))"`,
+  ])('allows %s', (command) => {
+    expect(checkCommandUrls(command)).toEqual({ ok: true });
+  });
+
+  it('honours ssrfWhitelist for the new spellings too', () => {
+    const policy = createNetworkPolicy({ whitelist: ['127.0.0.0/8'] });
+    expect(checkCommandUrls('curl 127.1:8080 && nc 2130706433 80', policy)).toEqual({ ok: true });
+    expect(checkCommandUrls('nc 0x0a.1 80', policy).ok).toBe(false);
   });
 });
