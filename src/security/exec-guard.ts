@@ -16,6 +16,7 @@ import {
 } from './exec-deny-rules.js';
 import { ASSIGNMENT_WORD, collectAssignments, dynamicRecursiveCall, expandAssigned, splitter } from './exec-expand.js';
 import {
+  commandWordFromArguments,
   expandFunctionCall,
   findFunctions,
   forkBombFunction,
@@ -23,6 +24,7 @@ import {
   hasUnquotedIfs,
   pipedSourceReason,
   readsScriptFromStdin,
+  runtimeVariables,
   scriptReader,
 } from './exec-indirection.js';
 import { parseShellCommand, type ShellSegment, type ShellWord } from './shell-parse.js';
@@ -76,6 +78,8 @@ interface GuardContext {
   /** Functions and aliases the command defines, by name (bodies re-checked at each call). */
   functions: Map<string, string>;
   aliases: Map<string, string>;
+  /** Variables the command fills from input at run time (`read c`): never a checkable command name. */
+  runtimeVariables: Set<string>;
   /** How many function/alias calls may still be expanded (recursive definitions stop here). */
   budget: { expansions: number };
 }
@@ -129,6 +133,7 @@ export function checkCommand(command: string, options: CommandGuardOptions): Com
     checkDeny: !allowListed,
     functions: new Map(),
     aliases: new Map(),
+    runtimeVariables: new Set(),
     budget: { expansions: 64 },
   };
 
@@ -152,6 +157,7 @@ function checkSegments(segments: ShellSegment[], script: string, outer: GuardCon
           assignments: collectAssignments(segments, outer.assignments),
           functions: new Map(outer.functions),
           aliases: new Map(outer.aliases),
+          runtimeVariables: new Set(outer.runtimeVariables),
         };
   if (context.checkDeny) {
     const definitions = checkDefinitions(segments, script, context, nesting);
@@ -191,6 +197,11 @@ function checkSegments(segments: ShellSegment[], script: string, outer: GuardCon
       const shellWords = subWords.map((value) => ({ value, quoted: false }));
       const inner = checkSimpleCommand(subCommand, shellWords, segment.raw, context);
       if (!inner.ok) return inner;
+      // `find -exec sh -c '…' \;`: the shell's script is a script too.
+      for (const script of nestedCommands(subWords, [], []).scripts) {
+        const nestedVerdict = nesting < 8 ? checkNestedScript(script, context, nesting + 1) : inner;
+        if (!nestedVerdict.ok) return nestedVerdict;
+      }
     }
   }
   return { ok: true };
@@ -208,6 +219,7 @@ function checkDefinitions(
   const bomb = forkBombFunction(functions);
   if (bomb) return blocked(`fork bomb (function \`${bomb}\` calls itself in a pipe or in the background)`, script);
   for (const fn of functions) context.functions.set(fn.name, fn.body);
+  for (const name of runtimeVariables(segments)) context.runtimeVariables.add(name);
   for (const segment of segments) {
     const words = segment.words.map((word) => word.value);
     if (programName(words[programIndex(words)] ?? '') !== 'alias') continue;
@@ -244,6 +256,8 @@ function checkIndirection(
   if (word.includes('$') && context.assignments.has('IFS') && splitter(context.assignments).source !== '\\s+') {
     return blocked('command name split out of a variable by a custom IFS', segment.raw);
   }
+  const readName = [...word.matchAll(/\$\{?([A-Za-z_]\w*)/g)].find((m) => context.runtimeVariables.has(m[1] as string));
+  if (readName) return blocked(`command name read from input at run time (\`$${readName[1]}\`)`, segment.raw);
 
   const body = context.aliases.get(program) ?? context.functions.get(program);
   if (body !== undefined && nesting < 8 && context.budget.expansions > 0) {
@@ -256,6 +270,10 @@ function checkIndirection(
 
   const reader = scriptReader(program);
   if (!reader) return { ok: true };
+  if (reader === 'shell') {
+    const shellScript = checkShellArguments(words, start, segment.raw, context, nesting);
+    if (!shellScript.ok) return shellScript;
+  }
   if (readsScriptFromStdin(words)) {
     const source = pipedSourceReason(segments, index);
     if (source) {
@@ -279,6 +297,36 @@ function checkIndirection(
     }
   }
   return { ok: true };
+}
+
+/**
+ * `sh -c 'script' a b`: the script's `$0`, `$1`, `$@` are the arguments after it, so it is checked with them filled
+ * in; under xargs they come from input, so a script whose command word is one of them (or `{}`) is refused.
+ */
+function checkShellArguments(
+  words: string[],
+  start: number,
+  raw: string,
+  context: GuardContext,
+  nesting: number,
+): CommandCheck {
+  const args = words.slice(start + 1);
+  const flagAt = args.findIndex((arg) => /^-[a-zA-Z]*c[a-zA-Z]*$/.test(arg));
+  const script = flagAt === -1 ? undefined : args[flagAt + 1];
+  if (script === undefined) return { ok: true };
+  const xargsAt = words.slice(0, start).findIndex((word) => programName(word) === 'xargs');
+  if (xargsAt !== -1) {
+    const replaceAt = words.findIndex((word, i) => i > xargsAt && i < start && word === '-I');
+    const placeholder = replaceAt === -1 ? '{}' : (words[replaceAt + 1] ?? '{}');
+    if (commandWordFromArguments(script, placeholder)) {
+      return blocked('command name filled in from xargs input at run time', raw);
+    }
+  }
+  const rest = args.slice(flagAt + 2);
+  if (rest.length === 0 || nesting >= 8) return { ok: true };
+  const zero = rest[0] as string;
+  const filled = expandFunctionCall(script.replace(/\$\{0\}|\$0(?!\d)/g, zero), rest.slice(1));
+  return checkNestedScript(filled, context, nesting + 1);
 }
 
 function checkNestedScript(script: string, context: GuardContext, nesting: number): CommandCheck {

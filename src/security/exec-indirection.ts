@@ -70,7 +70,11 @@ function substitutionPrograms(text: string): string[] {
   if (!/\$\(|`|[<>]\(/.test(text)) return [];
   return parseShellCommand(text)
     .filter((segment) => segment.depth > 0)
-    .map((segment) => programOf(segment.words.map((word) => word.value)));
+    .map((segment) => {
+      const program = programOf(segment.words.map((word) => word.value));
+      // `$(<file)` is bash's `$(cat file)`.
+      return program === '' && segment.redirects.some((r) => r.op === '<') ? 'cat' : program;
+    });
 }
 
 /** The generator a substitution in `text` runs (`$(echo … | base64 -d)` → `echo`), if any. */
@@ -232,4 +236,38 @@ export function readsScriptFromStdin(words: readonly string[]): boolean {
   if (reader === 'shell' && isStdinShell(words)) return true;
   if (reader === 'interpreter' && args.some((arg) => PROGRAM_FLAG.test(arg))) return false;
   return first === undefined ? reader === 'interpreter' : STDIN_PATH.test(first);
+}
+
+/** Variables a script fills from input at run time: `read c`, `mapfile c`, `printf -v c …`. */
+export function runtimeVariables(segments: ShellSegment[]): string[] {
+  const names: string[] = [];
+  for (const segment of segments) {
+    const words = segment.words.map((word) => word.value);
+    const start = programIndex(words);
+    const program = programName(words[start] ?? '');
+    const args = words.slice(start + 1);
+    if (program === 'read') {
+      for (let i = 0; i < args.length; i++) {
+        const arg = args[i] as string;
+        if (/^-[a-zA-Z]*a$/.test(arg)) names.push(args[++i] ?? '');
+        else if (/^-[a-zA-Z]*[pdntu]$/.test(arg)) i++;
+        else if (!arg.startsWith('-')) names.push(arg);
+      }
+    } else if (program === 'mapfile' || program === 'readarray') {
+      names.push(args.filter((arg) => !arg.startsWith('-')).at(-1) ?? 'MAPFILE');
+    } else if (program === 'printf') {
+      const at = args.indexOf('-v');
+      if (at !== -1 && args[at + 1]) names.push(args[at + 1] as string);
+    }
+  }
+  return names.filter((name) => /^[A-Za-z_]\w*$/.test(name));
+}
+
+/** True when a script's command word is filled in at run time: `{}`, the xargs replace string, `$0`, `$1`, `$@`. */
+export function commandWordFromArguments(script: string, placeholder: string): boolean {
+  return parseShellCommand(script).some((segment) => {
+    const words = segment.words.map((word) => word.value);
+    const word = words[programIndex(words)] ?? '';
+    return word.includes(placeholder) || /\$\{?[0-9@*]/.test(word);
+  });
 }

@@ -54,6 +54,14 @@ const LEGITIMATE = [
   'echo "a b c" | tr " " "\\n" | sort',
   'rm -f build.log',
   'docker ps --format "{{.Names}}" | sort',
+  "trap 'rm -f .lock' EXIT; make",
+  "find . -name '*.log' -exec sh -c 'wc -l \"$1\"' _ {} \\;",
+  "find . -type f | xargs -I{} sh -c 'echo {}'",
+  "bash -c 'echo $0 $1' a b",
+  `node -e "require('fs').mkdirSync('out/dir', { recursive: true })"`,
+  `python3 -c 'import shutil; shutil.copytree("a", "b")'`,
+  'read -r name < name.txt; echo "hello $name"',
+  'strace -f -o trace.txt ls',
 ];
 
 function check(command: string) {
