@@ -117,7 +117,8 @@ export function countTasksOf(uid: number): number {
 const MAX_HANDOVER_ENTRIES = 200_000;
 
 /**
- * lchown of root-owned entries below `dir` (itself included); no symlink is followed, no other filesystem entered.
+ * lchown of root-owned entries below `dir` (itself included); no symlink is followed, no other filesystem entered,
+ * no hard-linked file changed.
  * The caller has made sure the data dir (config.json) is not below `dir`.
  */
 export function handOverTree(dir: string, uid: number, gid: number): string | undefined {
@@ -129,7 +130,9 @@ export function handOverTree(dir: string, uid: number, gid: number): string | un
       const current = pending.pop() as string;
       const stat = fs.lstatSync(current);
       if (stat.dev !== root.dev) continue;
-      if (stat.uid === 0) fs.lchownSync(current, uid, stat.gid === 0 ? gid : stat.gid);
+      // A hard link may be another name of a host file (an earlier root sandbox could link /etc/shadow here).
+      const shared = !stat.isDirectory() && stat.nlink > 1;
+      if (stat.uid === 0 && !shared) fs.lchownSync(current, uid, stat.gid === 0 ? gid : stat.gid);
       if (++seen > MAX_HANDOVER_ENTRIES) return `more than ${MAX_HANDOVER_ENTRIES} entries`;
       if (stat.isDirectory()) for (const name of fs.readdirSync(current)) pending.push(path.join(current, name));
     }

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildBwrapArgs, realSandboxHost } from '../../src/security/sandbox.js';
-import { chooseSandboxIdentity, type IdentityHost } from '../../src/security/sandbox-identity.js';
+import { chooseSandboxIdentity, handOverTree, type IdentityHost } from '../../src/security/sandbox-identity.js';
 import { createPathPolicy } from '../../src/security/workspace.js';
 import { createExecTool, type ExecToolOptions } from '../../src/tools/exec.js';
 import { makeContext, makeTempDir, textOf } from './helpers.js';
@@ -112,6 +112,29 @@ describe('running as root: commands run as an unprivileged uid', () => {
         'Exit code: 0',
       ].join('\n'),
     );
+  });
+});
+
+describe('handOverTree', () => {
+  it.skipIf(!isRoot)('gives root-owned entries to the uid, but never a symlink target or a hard-linked file', () => {
+    const root = makeTempDir('nanobot-handover-');
+    const ws = path.join(root, 'ws');
+    const outside = path.join(root, 'outside.txt');
+    fs.mkdirSync(path.join(ws, 'sub'), { recursive: true });
+    fs.writeFileSync(path.join(ws, 'sub', 'a.txt'), 'a');
+    fs.writeFileSync(outside, 'host file');
+    fs.symlinkSync(outside, path.join(ws, 'link'));
+    fs.linkSync(outside, path.join(ws, 'hard'));
+    fs.writeFileSync(path.join(ws, 'theirs.txt'), 'x');
+    fs.chownSync(path.join(ws, 'theirs.txt'), 1234, 1234);
+
+    expect(handOverTree(ws, 65534, 65534)).toBeUndefined();
+    const owner = (p: string) => fs.lstatSync(p).uid;
+    expect([ws, path.join(ws, 'sub'), path.join(ws, 'sub', 'a.txt'), path.join(ws, 'link')].map(owner)).toEqual([
+      65534, 65534, 65534, 65534,
+    ]);
+    expect(owner(outside)).toBe(0);
+    expect(owner(path.join(ws, 'theirs.txt'))).toBe(1234);
   });
 });
 
