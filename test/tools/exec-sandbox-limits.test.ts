@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { buildBwrapArgs, realSandboxHost } from '../../src/security/sandbox.js';
 import { chooseSandboxIdentity, handOverTree, type IdentityHost } from '../../src/security/sandbox-identity.js';
 import { createPathPolicy } from '../../src/security/workspace.js';
@@ -66,15 +66,12 @@ describe('sandbox resource limits', () => {
 });
 
 describe('running as root: commands run as an unprivileged uid', () => {
-  // Outside every masked path (/home, /root, /run, /tmp, /var/tmp); only root can create it.
-  const secretDir = isRoot ? fs.mkdtempSync('/var/lib/nanobot-secret-') : '';
-  afterAll(() => {
-    if (secretDir) fs.rmSync(secretDir, { recursive: true, force: true });
-  });
-
   it.skipIf(!hasBwrap || !isRoot || !hasUtilLinux)(
     'cannot read a 0600 root file outside the masked paths; the workspace stays writable and host-editable',
     async () => {
+      // Outside every masked path (/home, /root, /run, /tmp, /var/tmp); only root can create it.
+      const secretDir = fs.mkdtempSync('/var/lib/nanobot-secret-');
+      onTestFinished(() => fs.rmSync(secretDir, { recursive: true, force: true }));
       const secret = path.join(secretDir, 'token');
       fs.writeFileSync(secret, 'root-only-secret\n', { mode: 0o600 });
       fs.chmodSync(secretDir, 0o755);
