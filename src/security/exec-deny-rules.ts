@@ -32,6 +32,13 @@ const WRAPPERS = new Set([
   'chrt',
   'taskset',
   'unbuffer',
+  'strace',
+  'ltrace',
+  'unshare',
+  'nsenter',
+  'firejail',
+  'faketime',
+  'chroot',
 ]);
 /** Shell keywords that may precede a command word. */
 const KEYWORDS = new Set(['if', 'then', 'else', 'elif', 'while', 'until', 'do', '!', '{', '}', 'fi', 'done', 'esac']);
@@ -47,7 +54,13 @@ const OPTIONS_WITH_VALUE: Record<string, string[]> = {
   stdbuf: ['-i', '-o', '-e'],
   chrt: ['-p'],
   taskset: ['-p'],
+  strace: ['-o', '-e', '-p', '-s', '-u', '-E', '-P', '-I', '-b', '-a', '-X'],
+  ltrace: ['-o', '-e', '-p', '-s', '-u', '-n', '-a'],
+  nsenter: ['-t', '-S', '-G', '--target'],
+  firejail: ['--profile', '--name'],
 };
+/** Wrappers whose first positional is not the program: `chroot DIR cmd`, `faketime TIME cmd`. */
+const WRAPPER_FIRST_ARG = new Set(['chroot', 'faketime']);
 
 export const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish', 'su']);
 
@@ -80,6 +93,7 @@ export function programIndex(words: readonly string[]): number {
     }
     // `timeout 10 cmd`: the duration is not the program.
     if (name === 'timeout' && /^\d/.test(words[i] ?? '')) i++;
+    if (WRAPPER_FIRST_ARG.has(name)) i++;
   }
   return i;
 }
@@ -130,9 +144,10 @@ function checkProtectedWrites(cmd: SimpleCommand, program: string, args: string[
 }
 
 /** Interpreters whose inline code (`python3 -c`, `perl -e`, `node -e`) can run shell commands or write files. */
-const INTERPRETER = /^(?:python[\d.]*|pypy[\d.]*|perl|ruby|node|nodejs|deno|bun|php|lua[\d.]*)$/;
+export const INTERPRETER = /^(?:python[\d.]*|pypy[\d.]*|perl|ruby|node|nodejs|deno|bun|php|lua[\d.]*)$/;
 const INLINE_CODE_FLAG = /^-[a-zA-Z]*[ceErx]$|^--eval$/;
-const INLINE_RECURSIVE_DELETE = /\brm\s+(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)\b/;
+const INLINE_RECURSIVE_DELETE =
+  /\brm\s+(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)\b|\b(?:rmtree|rm_rf|rm_r|remove_tree|rimraf|removedirs)\b|\b(?:rm|rmdir|rmSync|rmdirSync|remove)\s*\([^)]*\brecursive\s*:\s*true\b/;
 const INLINE_PROTECTED_FILE = /history\.jsonl|\.dream_cursor/;
 const INLINE_WRITE =
   /['"][wax]b?\+?['"]|\b(?:write|unlink|remove|rename|replace|truncate|rmtree|writeFile\w*|appendFile\w*)\b|>/;
@@ -208,6 +223,8 @@ export function rawDenyReason(command: string): string | undefined {
   return undefined;
 }
 
+const COMMAND_STRING_RUNNERS = new Set(['script', 'flock', 'runuser']);
+
 /**
  * Commands a simple command runs on behalf of its arguments: `sh -c '…'`, `eval …`, here-docs fed to a
  * shell, `find -exec …`. Returned as command strings (to re-parse) or word lists (already split).
@@ -232,6 +249,13 @@ export function nestedCommands(
     }
   }
   if (program === 'eval' || program === 'watch') scripts.push(positionals(args).join(' '));
+  // Programs that run a shell command string: `trap 'cmd' EXIT`, `script -c 'cmd'`, `flock f -c 'cmd'`, `runuser -c`.
+  if (program === 'trap' && args[0] !== undefined && !isOption(args[0])) scripts.push(args[0]);
+  if (COMMAND_STRING_RUNNERS.has(program)) {
+    const flagAt = args.findIndex((arg) => arg === '-c' || arg === '--command' || /^-[a-zA-Z]*c$/.test(arg));
+    const script = flagAt === -1 ? undefined : args[flagAt + 1];
+    if (script !== undefined) scripts.push(script);
+  }
   // `env -S 'cmd args'` splits its string into a command line.
   const splitAt = words.findIndex((word, i) => i < start && (word === '-S' || word === '--split-string'));
   const splitString = splitAt === -1 ? undefined : words[splitAt + 1];

@@ -14,8 +14,25 @@ import {
   rawDenyReason,
   type SimpleCommand,
 } from './exec-deny-rules.js';
+import { ASSIGNMENT_WORD, collectAssignments, dynamicRecursiveCall, expandAssigned, splitter } from './exec-expand.js';
+import {
+  commandWordFromArguments,
+  expandFunctionCall,
+  findFunctions,
+  forkBombFunction,
+  generatorInSubstitution,
+  hasUnquotedIfs,
+  pipedSourceReason,
+  readsScriptFromStdin,
+  runtimeVariables,
+  scriptReader,
+} from './exec-indirection.js';
+import { BLOCKED, blocked, type CommandCheck } from './exec-verdict.js';
+import { checkWorkspaceScope } from './exec-workspace-scope.js';
 import { parseShellCommand, type ShellSegment, type ShellWord } from './shell-parse.js';
-import { expandHome, isPathInside, realpathNearest } from './workspace.js';
+import { realpathNearest } from './workspace.js';
+
+export type { CommandCheck } from './exec-verdict.js';
 
 export interface CommandGuardOptions {
   /** Extra deny regexes (searched, case-insensitive), added to the built-in list. */
@@ -32,28 +49,6 @@ export interface CommandGuardOptions {
   env?: Record<string, string | undefined>;
 }
 
-export type CommandCheck = { ok: true } | { ok: false; reason: string };
-
-const BLOCKED = 'Command blocked by safety guard';
-const HARD_BOUNDARY = 'This is a hard boundary; do not try to get around it.';
-
-/** Device files that are safe to name in any command. */
-const SAFE_DEVICES = new Set(['/dev/null', '/dev/zero', '/dev/stdin', '/dev/stdout', '/dev/stderr', '/dev/tty']);
-const SAFE_DEVICE_PATTERN = /^\/dev\/(?:u?random|fd\/\d+)$/;
-/** Read-only system directories whose programs may be run by absolute path (`/usr/bin/python3`, `/bin/sh`). */
-const SYSTEM_BIN_DIRS = [
-  '/bin',
-  '/sbin',
-  '/usr/bin',
-  '/usr/sbin',
-  '/usr/local/bin',
-  '/usr/local/sbin',
-  '/opt/homebrew/bin',
-  '/usr/libexec',
-];
-/** Characters that make a quoted word look like code or a pattern rather than a file name. */
-const CODE_LIKE = /[\n{}()[\]*?|^;<>,'"]/;
-
 interface GuardContext {
   options: CommandGuardOptions;
   allowRoots: string[];
@@ -62,45 +57,13 @@ interface GuardContext {
   /** Shell variables the command line itself assigns (`X=rm; $X -rf …`). */
   assignments: Map<string, string>;
   checkDeny: boolean;
-}
-
-const ASSIGNMENT_WORD = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s;
-const DECLARATION = new Set(['export', 'declare', 'typeset', 'local', 'readonly']);
-const VARIABLE_REFERENCE = /\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g;
-
-/** Values of `NAME=value` segments (plain or after export/declare/local/readonly). */
-function collectAssignments(segments: ShellSegment[], into: Map<string, string>): Map<string, string> {
-  const result = new Map(into);
-  for (const segment of segments) {
-    let words = segment.words.map((word) => word.value);
-    if (DECLARATION.has(words[0] ?? '')) words = words.slice(1).filter((word) => !word.startsWith('-'));
-    const pairs = words.map((word) => ASSIGNMENT_WORD.exec(word));
-    if (pairs.length === 0 || pairs.some((pair) => pair === null)) continue;
-    for (const pair of pairs) if (pair) result.set(pair[1] as string, pair[2] as string);
-  }
-  return result;
-}
-
-/** Expands variables the command line assigned; unquoted expansions split into words as the shell would. */
-function expandAssigned(words: ShellWord[], assignments: Map<string, string>): ShellWord[] {
-  if (assignments.size === 0) return words;
-  return words.flatMap((word) => {
-    if (!word.value.includes('$')) return [word];
-    const value = word.value.replace(VARIABLE_REFERENCE, (match, name: string) => assignments.get(name) ?? match);
-    if (value === word.value) return [word];
-    if (word.quoted) return [{ value, quoted: true }];
-    return value
-      .split(/\s+/)
-      .filter((part) => part !== '')
-      .map((part) => ({ value: part, quoted: false }));
-  });
-}
-
-/** `$(…) -rf x`, `$CMD -r x`: a program known only at run time, given a recursive flag first. */
-function dynamicRecursiveCall(words: readonly string[]): boolean {
-  const start = programIndex(words);
-  const name = programName(words[start] ?? '');
-  return /[$`)]/.test(name) && /^(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)$/.test(words[start + 1] ?? '');
+  /** Functions and aliases the command defines, by name (bodies re-checked at each call). */
+  functions: Map<string, string>;
+  aliases: Map<string, string>;
+  /** Variables the command fills from input at run time (`read c`): never a checkable command name. */
+  runtimeVariables: Set<string>;
+  /** How many function/alias calls may still be expanded (recursive definitions stop here). */
+  budget: { expansions: number };
 }
 
 function compile(patterns: string[], flags: string, wrap: (p: string) => string): RegExp[] | string {
@@ -114,11 +77,6 @@ function compile(patterns: string[], flags: string, wrap: (p: string) => string)
   }
   return compiled;
 }
-
-const blocked = (reason: string, segment: string, note = ''): CommandCheck => ({
-  ok: false,
-  reason: `${BLOCKED}: ${reason} in \`${segment.length > 120 ? `${segment.slice(0, 117)}...` : segment}\`${note}`,
-});
 
 /** Checks a command before it runs. Never throws. */
 export function checkCommand(command: string, options: CommandGuardOptions): CommandCheck {
@@ -150,6 +108,10 @@ export function checkCommand(command: string, options: CommandGuardOptions): Com
     assignments,
     allowRoots: [realpathNearest(options.workspace), realpathNearest(cwd)],
     checkDeny: !allowListed,
+    functions: new Map(),
+    aliases: new Map(),
+    runtimeVariables: new Set(),
+    budget: { expansions: 64 },
   };
 
   if (context.checkDeny) {
@@ -160,13 +122,26 @@ export function checkCommand(command: string, options: CommandGuardOptions): Com
       if (hit !== undefined) return blocked(`matches deny pattern /${re.source}/`, hit);
     }
   }
-  return checkSegments(segments, context, 0);
+  return checkSegments(segments, trimmed, context, 0);
 }
 
-function checkSegments(segments: ShellSegment[], outer: GuardContext, nesting: number): CommandCheck {
-  const context = nesting === 0 ? outer : { ...outer, assignments: collectAssignments(segments, outer.assignments) };
+function checkSegments(segments: ShellSegment[], script: string, outer: GuardContext, nesting: number): CommandCheck {
+  const context =
+    nesting === 0
+      ? outer
+      : {
+          ...outer,
+          assignments: collectAssignments(segments, outer.assignments),
+          functions: new Map(outer.functions),
+          aliases: new Map(outer.aliases),
+          runtimeVariables: new Set(outer.runtimeVariables),
+        };
+  if (context.checkDeny) {
+    const definitions = checkDefinitions(segments, script, context, nesting);
+    if (!definitions.ok) return definitions;
+  }
   const stdinShell = segments.some((segment) => isStdinShell(segment.words.map((word) => word.value)));
-  for (const segment of segments) {
+  for (const [index, segment] of segments.entries()) {
     const shellWords = expandAssigned(segment.words, context.assignments);
     const words = shellWords.map((word) => word.value);
     const simple: SimpleCommand = { words, redirects: segment.redirects };
@@ -183,6 +158,10 @@ function checkSegments(segments: ShellSegment[], outer: GuardContext, nesting: n
         if (!inner.ok) return inner;
       }
     }
+    if (context.checkDeny) {
+      const hidden = checkIndirection(segments, index, simple, context, nesting);
+      if (!hidden.ok) return hidden;
+    }
 
     const nested = nestedCommands(words, segment.heredocs, segment.redirects);
     if (nested.scripts.length > 0 && nesting >= 8) return blocked('shells nested too deeply to check', segment.raw);
@@ -195,9 +174,136 @@ function checkSegments(segments: ShellSegment[], outer: GuardContext, nesting: n
       const shellWords = subWords.map((value) => ({ value, quoted: false }));
       const inner = checkSimpleCommand(subCommand, shellWords, segment.raw, context);
       if (!inner.ok) return inner;
+      // `find -exec sh -c '…' \;`: the shell's script is a script too.
+      for (const script of nestedCommands(subWords, [], []).scripts) {
+        const nestedVerdict = nesting < 8 ? checkNestedScript(script, context, nesting + 1) : inner;
+        if (!nestedVerdict.ok) return nestedVerdict;
+      }
     }
   }
   return { ok: true };
+}
+
+/** IFS splitting, fork-bomb functions and alias values: what a script defines before it runs anything. */
+function checkDefinitions(
+  segments: ShellSegment[],
+  script: string,
+  context: GuardContext,
+  nesting: number,
+): CommandCheck {
+  if (hasUnquotedIfs(script)) return blocked('word splitting on $IFS (it hides the real command)', script);
+  const functions = findFunctions(script);
+  const bomb = forkBombFunction(functions);
+  if (bomb) return blocked(`fork bomb (function \`${bomb}\` calls itself in a pipe or in the background)`, script);
+  for (const fn of functions) context.functions.set(fn.name, fn.body);
+  for (const name of runtimeVariables(segments)) context.runtimeVariables.add(name);
+  for (const segment of segments) {
+    const words = segment.words.map((word) => word.value);
+    if (programName(words[programIndex(words)] ?? '') !== 'alias') continue;
+    for (const word of words.slice(programIndex(words) + 1)) {
+      const definition = ASSIGNMENT_WORD.exec(word);
+      if (!definition) continue;
+      context.aliases.set(definition[1] as string, definition[2] as string);
+      if (nesting >= 8) return blocked('aliases nested too deeply to check', segment.raw);
+      const inner = checkNestedScript(definition[2] as string, context, nesting + 1);
+      if (!inner.ok) return inner;
+    }
+  }
+  return { ok: true };
+}
+
+/**
+ * Commands whose text only exists at run time: a command name made by a decoder or split by a custom IFS, a call to
+ * an alias or function the command defines, generated text fed to a shell or interpreter.
+ */
+function checkIndirection(
+  segments: ShellSegment[],
+  index: number,
+  command: SimpleCommand,
+  context: GuardContext,
+  nesting: number,
+): CommandCheck {
+  const segment = segments[index] as ShellSegment;
+  const { words } = command;
+  const start = programIndex(words);
+  const word = words[start] ?? '';
+  const program = programName(word);
+  const generator = /\$\(|`/.test(word) ? generatorInSubstitution(word) : undefined;
+  if (generator) return blocked(`command name generated at run time by \`${generator}\``, segment.raw);
+  if (word.includes('$') && context.assignments.has('IFS') && splitter(context.assignments).source !== '\\s+') {
+    return blocked('command name split out of a variable by a custom IFS', segment.raw);
+  }
+  const readName = [...word.matchAll(/\$\{?([A-Za-z_]\w*)/g)].find((m) => context.runtimeVariables.has(m[1] as string));
+  if (readName) return blocked(`command name read from input at run time (\`$${readName[1]}\`)`, segment.raw);
+
+  const body = context.aliases.get(program) ?? context.functions.get(program);
+  if (body !== undefined && nesting < 8 && context.budget.expansions > 0) {
+    context.budget.expansions--;
+    const args = words.slice(start + 1);
+    const call = context.aliases.has(program) ? [body, ...args].join(' ') : expandFunctionCall(body, args);
+    const inner = checkNestedScript(call, context, nesting + 1);
+    if (!inner.ok) return inner;
+  }
+
+  const reader = scriptReader(program);
+  if (!reader) return { ok: true };
+  if (reader === 'shell') {
+    const shellScript = checkShellArguments(words, start, segment.raw, context, nesting);
+    if (!shellScript.ok) return shellScript;
+  }
+  if (readsScriptFromStdin(words)) {
+    const source = pipedSourceReason(segments, index);
+    if (source) {
+      return blocked(
+        `text generated or decoded by ${source} piped into \`${program}\` (the guard cannot see what it runs)`,
+        segment.raw,
+        '. Write the script to a file in the workspace and run it instead',
+      );
+    }
+  }
+  // `sh <(…)`, `python3 -c "$(…)"`, `python3 <<< "$(…)"`: the script itself comes out of a decoder.
+  const fed = [...words.slice(start + 1), ...segment.redirects.map((r) => r.target.value), ...segment.heredocs];
+  for (const text of fed) {
+    const made = generatorInSubstitution(text);
+    if (made) {
+      return blocked(
+        `script for \`${program}\` generated or decoded at run time by \`${made}\``,
+        segment.raw,
+        '. Write the script to a file in the workspace and run it instead',
+      );
+    }
+  }
+  return { ok: true };
+}
+
+/**
+ * `sh -c 'script' a b`: the script's `$0`, `$1`, `$@` are the arguments after it, so it is checked with them filled
+ * in; under xargs they come from input, so a script whose command word is one of them (or `{}`) is refused.
+ */
+function checkShellArguments(
+  words: string[],
+  start: number,
+  raw: string,
+  context: GuardContext,
+  nesting: number,
+): CommandCheck {
+  const args = words.slice(start + 1);
+  const flagAt = args.findIndex((arg) => /^-[a-zA-Z]*c[a-zA-Z]*$/.test(arg));
+  const script = flagAt === -1 ? undefined : args[flagAt + 1];
+  if (script === undefined) return { ok: true };
+  const xargsAt = words.slice(0, start).findIndex((word) => programName(word) === 'xargs');
+  if (xargsAt !== -1) {
+    const replaceAt = words.findIndex((word, i) => i > xargsAt && i < start && word === '-I');
+    const placeholder = replaceAt === -1 ? '{}' : (words[replaceAt + 1] ?? '{}');
+    if (commandWordFromArguments(script, placeholder)) {
+      return blocked('command name filled in from xargs input at run time', raw);
+    }
+  }
+  const rest = args.slice(flagAt + 2);
+  if (rest.length === 0 || nesting >= 8) return { ok: true };
+  const zero = rest[0] as string;
+  const filled = expandFunctionCall(script.replace(/\$\{0\}|\$0(?!\d)/g, zero), rest.slice(1));
+  return checkNestedScript(filled, context, nesting + 1);
 }
 
 function checkNestedScript(script: string, context: GuardContext, nesting: number): CommandCheck {
@@ -205,7 +311,7 @@ function checkNestedScript(script: string, context: GuardContext, nesting: numbe
     const raw = rawDenyReason(script);
     if (raw) return blocked(raw, script);
   }
-  return checkSegments(parseShellCommand(script), context, nesting);
+  return checkSegments(parseShellCommand(script), script, context, nesting);
 }
 
 function checkSimpleCommand(
@@ -220,106 +326,4 @@ function checkSimpleCommand(
   }
   if (!context.options.restrictToWorkspace) return { ok: true };
   return checkWorkspaceScope(command, words, raw, context);
-}
-
-function checkWorkspaceScope(
-  command: SimpleCommand,
-  words: ShellWord[],
-  raw: string,
-  context: GuardContext,
-): CommandCheck {
-  const start = programIndex(command.words);
-  const program = command.words[start];
-  const outside = (what: string) =>
-    blocked(`${what} is outside the workspace ${context.allowRoots[0]}`, raw, `. ${HARD_BOUNDARY}`);
-
-  if (
-    (program === 'cd' || program === 'pushd') &&
-    (command.words.length === start + 1 || command.words[start + 1] === '-')
-  ) {
-    return outside('`cd` without a directory goes to the home directory, which');
-  }
-
-  // Wrappers before the program (`/usr/bin/env`, `sudo`) are programs too; assignments are not.
-  const candidates: { word: ShellWord; isProgram: boolean }[] = words.map((word, i) => ({
-    word,
-    isProgram: i === start || (i < start && !/^[A-Za-z_]\w*=/.test(word.value)),
-  }));
-  for (const { op, target } of command.redirects) {
-    if (op === '<<' || op === '<<-' || op === '<<<') continue;
-    if ((op === '>&' || op === '<&') && /^(?:\d+|-)$/.test(target.value)) continue;
-    candidates.push({ word: target, isProgram: false });
-  }
-
-  for (const { word, isProgram } of candidates) {
-    if (hasParentTraversal(word.value)) return blocked('path traversal (..)', raw, `. ${HARD_BOUNDARY}`);
-    for (const candidate of pathCandidates(word, isProgram)) {
-      const problem = checkPathCandidate(candidate, isProgram, context);
-      if (problem) return outside(problem);
-    }
-  }
-  return { ok: true };
-}
-
-function hasParentTraversal(value: string): boolean {
-  return value.split(/[/\\=:\s,]+/).includes('..');
-}
-
-interface PathCandidate {
-  text: string;
-  /** Entries of a `PATH=a:b`-style value may name system bin directories. */
-  listEntry: boolean;
-}
-
-/** The path-like parts of a word: the word itself, or the value of `NAME=…` / `--opt=…`. */
-function pathCandidates(word: ShellWord, isProgram: boolean): PathCandidate[] {
-  const value = word.value;
-  if (value.includes('://') || value.startsWith('$(') || value.startsWith('`')) return [];
-  if (word.quoted && CODE_LIKE.test(value.replace(/\$\{\w+\}/g, ''))) return [];
-  const assignment = /^-{0,2}[A-Za-z_][\w-]*=(.*)$/s.exec(value);
-  if (assignment && !isProgram) {
-    return (assignment[1] ?? '')
-      .split(':')
-      .filter((part) => part !== '')
-      .map((text) => ({ text, listEntry: true }));
-  }
-  if (value.startsWith('-')) return [];
-  return [{ text: value, listEntry: false }];
-}
-
-function expandVariables(text: string, context: GuardContext): string {
-  return text.replace(/^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/, (_match, name: string) => context.env[name] ?? '');
-}
-
-function isSystemBinPath(absolute: string): boolean {
-  return SYSTEM_BIN_DIRS.some((dir) => isPathInside(absolute, dir));
-}
-
-/** Returns a description of why the path is out of bounds, or undefined when it is fine. */
-function checkPathCandidate(candidate: PathCandidate, isProgram: boolean, context: GuardContext): string | undefined {
-  let text = candidate.text;
-  if (/^~[^/]/.test(text)) return `another user's home directory (${text})`;
-  if (/^[A-Za-z]:[\\/]/.test(text)) return `the Windows path ${text}`;
-  if (text.startsWith('$')) {
-    const bareVariable = /^\$\{?\w+\}?$/.test(text);
-    text = expandVariables(text, context);
-    // `echo $PATH` prints a list of directories; it does not open one.
-    if (bareVariable && text.includes(':')) return undefined;
-  }
-  text = expandHome(text, context.homeDir);
-
-  const explicit = path.isAbsolute(text);
-  const absolute = path.resolve(context.allowRoots[1] ?? context.options.workspace, text);
-  if (explicit && (SAFE_DEVICES.has(absolute) || SAFE_DEVICE_PATTERN.test(absolute))) return undefined;
-  if (explicit && (isProgram || candidate.listEntry) && isSystemBinPath(absolute)) return undefined;
-
-  const real = realpathNearest(absolute);
-  if (context.allowRoots.some((root) => isPathInside(real, root))) return undefined;
-  if (!explicit) {
-    // A relative name that resolves outside went through a symlink; links into system bin dirs
-    // (a virtualenv's python) cannot be used to write anything.
-    if (isSystemBinPath(real)) return undefined;
-    return `${candidate.text} (a symlink to ${real})`;
-  }
-  return candidate.text === text ? text : `${candidate.text} (${text})`;
 }

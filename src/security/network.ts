@@ -357,6 +357,23 @@ const SCHEME_URL = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'`<>|;)]+/gi;
 const BARE_HOST =
   /(?<=^|[\s"'`=@(])(\[[0-9a-f:.]+\]|\d{1,3}(?:\.\d{1,3}){3}|localhost|[a-z0-9.-]+\.(?:internal|local|localhost))(?::\d+)?(?:\/[^\s"'`<>|;)]*)?(?=$|[\s"'`;|)&])/gi;
 
+/** A host written as an IPv4 number in any form the URL parser accepts: `127.1`, `2130706433`, `0x7f.1`, `0177.0.0.1`. */
+export const NUMERIC_HOST = /^(?:0x[0-9a-f]*|\d+)(?:\.(?:0x[0-9a-f]*|\d+)){0,3}\.?$/i;
+// Scheme-less numeric host with a port (`curl 127.1:8080`, `0:8080`, `user@2130706433:80/x`).
+const NUMERIC_HOST_PORT =
+  /(?<=^|[\s"'`=@(,])((?:0x[0-9a-f]*|\d+)(?:\.(?:0x[0-9a-f]*|\d+)){0,3}):\d{1,5}(?:\/[^\s"'`<>|;)]*)?(?=$|[\s"'`;|)&,])/gi;
+// bash's network redirections: `cat < /dev/tcp/127.1/8080`.
+const DEV_TCP = /\/dev\/(?:tcp|udp)\/([^/\s"'`]+)\/\d+/gi;
+// A quoted host next to a port, as in socket code: `connect(('127.1', 8080))`, `net.connect(8080, '0')`.
+const QUOTED_HOST_PORT = /(["'])([^"'\s]+)\1\s*,\s*\d{1,5}\b|\b\d{1,5}\s*,\s*(["'])([^"'\s]+)\3/g;
+
+/**
+ * Whether a bare number is meant as a host. `curl 2130706433` and `nc 0 80` are, but ports, counts and timeouts
+ * (`nc host 8080`, `-m 5`) are small numbers that the URL parser would also read as 0.0.x.y addresses.
+ */
+export const numberIsHost = (host: string): boolean =>
+  !/^\d+$/.test(host) || Number(host) === 0 || Number(host) >= 2 ** 24;
+
 /** URLs in free text (e.g. a shell command) that name an internal host literally. No DNS lookups are made. */
 export function findBlockedUrlsInText(text: string, policy?: Pick<NetworkPolicy, 'checkAddress'>): BlockedUrlInText[] {
   const found: BlockedUrlInText[] = [];
@@ -387,18 +404,15 @@ export function findBlockedUrlsInText(text: string, policy?: Pick<NetworkPolicy,
   }
   const withoutSchemeUrls = text.replace(SCHEME_URL, ' ');
   for (const match of withoutSchemeUrls.matchAll(BARE_HOST)) consider(match[0], `http://${match[0]}`);
+  for (const match of withoutSchemeUrls.matchAll(NUMERIC_HOST_PORT)) {
+    if (numberIsHost(match[1] as string)) consider(match[0], `http://${match[0]}`);
+  }
+  for (const match of text.matchAll(DEV_TCP)) consider(match[0], `http://${match[1]}/`);
+  for (const match of text.matchAll(QUOTED_HOST_PORT)) {
+    const host = (match[2] ?? match[4]) as string;
+    if (NUMERIC_HOST.test(host) ? numberIsHost(host) : /^(?:\[.*\]|[\w.-]+)$/.test(host)) {
+      consider(match[0], `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}/`);
+    }
+  }
   return found;
-}
-
-/** Exec-guard helper: one line saying which internal URL a command names, or ok. */
-export function checkCommandUrls(
-  command: string,
-  policy?: Pick<NetworkPolicy, 'checkAddress'>,
-): { ok: true } | { ok: false; reason: string } {
-  const [first] = findBlockedUrlsInText(command, policy);
-  if (!first) return { ok: true };
-  return {
-    ok: false,
-    reason: `Command blocked by network guard: it targets ${first.url} (${first.reason}). ${NETWORK_HARD_BOUNDARY}`,
-  };
 }

@@ -11,6 +11,15 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import {
+  chooseSandboxIdentity,
+  DEFAULT_SANDBOX_LIMITS,
+  type IdentityHost,
+  identityAndLimitsPrefix,
+  realIdentityHost,
+  type SandboxIdentity,
+  type SandboxLimits,
+} from './sandbox-identity.js';
 import { expandHome, isPathInside } from './workspace.js';
 
 export const SANDBOX_MODES = ['auto', 'bwrap', 'none', ''] as const;
@@ -29,6 +38,8 @@ export interface SandboxSettings {
   sandboxRoBinds?: string[];
   /** Extra host paths visible read-write (e.g. a package cache). */
   sandboxRwBinds?: string[];
+  /** Process and memory limits for sandboxed commands (defaults: DEFAULT_SANDBOX_LIMITS). */
+  sandboxLimits?: Partial<SandboxLimits>;
 }
 
 /** Where things live on the host. All paths absolute. */
@@ -51,6 +62,13 @@ export interface BwrapPlan {
   layout: SandboxLayout;
   /** Host resolv.conf (real path) and, for `user` networking with a loopback resolver, a replacement file. */
   resolvConf?: { target: string; replacement?: string };
+  /** Set when nanobot runs as root: the unprivileged uid commands switch to inside the sandbox. */
+  identity?: SandboxIdentity;
+  /** prlimit (util-linux), which applies `limits` inside the sandbox; without it there are no limits. */
+  prlimit?: string;
+  limits?: SandboxLimits;
+  /** Why a protection is missing here (no setpriv, no prlimit, a workspace that cannot be handed over). */
+  notes?: string[];
 }
 
 export type SandboxResolution =
@@ -82,6 +100,7 @@ const ALWAYS_MASKED = ['/home', '/root', '/run', '/tmp', '/var/tmp'];
 /** Host files with secrets that root (uid 0 keeps owner rights without capabilities) could still read. */
 const SECRET_FILES = ['/etc/shadow', '/etc/gshadow'];
 const SLIRP_DNS = '10.0.2.3';
+const TRANSIENT_CAPS = ['CAP_DAC_READ_SEARCH', 'CAP_SETUID', 'CAP_SETGID', 'CAP_SETPCAP'];
 
 const depth = (p: string): number => p.split('/').filter(Boolean).length;
 const byDepth =
@@ -149,13 +168,24 @@ export function isVisibleInSandbox(target: string, mounts: SandboxMounts): boole
 }
 
 export interface BwrapArgsInput {
-  plan: Pick<BwrapPlan, 'network' | 'layout' | 'resolvConf'>;
+  plan: Pick<BwrapPlan, 'network' | 'layout' | 'resolvConf' | 'identity' | 'prlimit' | 'limits'>;
+  /** Tasks the sandbox uid already runs: RLIMIT_NPROC counts them too, so the limit is set this much higher. */
+  nprocBase?: number;
   cwd: string;
   /** The program and its arguments, e.g. `['/bin/bash', '-c', 'ls']`. */
   command: string[];
   /** For `user` networking: bwrap reports the sandbox pid on `info` and waits on `block` until the network is up. */
   syncFds?: { info: number; block: number };
   exists?: (p: string) => boolean;
+}
+
+/** Ancestors of `dest` strictly inside a masked (empty tmpfs) directory: bwrap must create them. */
+function dirsBelowMasks(dest: string, masks: string[]): string[] {
+  const dirs: string[] = [];
+  for (let dir = path.dirname(dest); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    if (masks.some((mask) => dir !== mask && isPathInside(dir, mask))) dirs.unshift(dir);
+  }
+  return dirs;
 }
 
 /** The bwrap argument list (without the bwrap binary itself). Pure given `exists`. */
@@ -169,6 +199,9 @@ export function buildBwrapArgs(input: BwrapArgsInput): string[] {
     // Root keeps every capability inside bwrap unless told otherwise, and could remount / read-write.
     '--cap-drop',
     'ALL',
+    // Only until setpriv switches to the unprivileged uid (the kernel clears them then): bwrap's chdir into a
+    // workspace that uid owns (mode 0700 too), and the switch itself.
+    ...(plan.identity ? TRANSIENT_CAPS.flatMap((cap) => ['--cap-add', cap]) : []),
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',
@@ -180,26 +213,33 @@ export function buildBwrapArgs(input: BwrapArgsInput): string[] {
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc');
   // uid 0 may write sysctls (core_pattern!) by file mode alone; bwrap skips covering /proc/sys after --cap-drop.
   args.push('--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind-try', '/proc/sysrq-trigger', '/proc/sysrq-trigger');
-  for (const mask of mounts.masks) args.push('--tmpfs', mask);
+  // An unprivileged uid must still be able to use the private /tmp and home (they are this sandbox's alone).
+  const tmpfs = (dir: string) => args.push(...(plan.identity ? ['--perms', '1777'] : []), '--tmpfs', dir);
+  mounts.masks.forEach(tmpfs);
   for (const file of SECRET_FILES) if (exists(file)) args.push('--ro-bind', '/dev/null', file);
   const resolv = plan.resolvConf;
   if (resolv && (resolv.replacement || !isVisibleInSandbox(resolv.target, mounts))) {
     args.push('--ro-bind', resolv.replacement ?? resolv.target, resolv.target);
   }
   const workspace = path.resolve(plan.layout.workspace);
+  const allMasks = [...mounts.masks, ...mounts.lateMasks];
   const pushBind = (bind: BwrapMount) => {
+    // bwrap makes missing mount points 0700 root; an unprivileged uid could not walk through them to the bind.
+    if (plan.identity) for (const dir of dirsBelowMasks(bind.dest, allMasks)) args.push('--dir', dir);
     // The workspace must exist; optional binds (`-try`) are skipped by bwrap when their source is missing.
     const flag = bind.writable ? (bind.dest === workspace ? '--bind' : '--bind-try') : '--ro-bind-try';
     args.push(flag, bind.source, bind.dest);
   };
   mounts.binds.forEach(pushBind);
-  for (const mask of mounts.lateMasks) args.push('--tmpfs', mask);
+  mounts.lateMasks.forEach(tmpfs);
   mounts.lateBinds.forEach(pushBind);
   for (const file of mounts.hiddenFiles) args.push('--ro-bind', '/dev/null', file);
   if (input.syncFds) {
     args.push('--info-fd', String(input.syncFds.info), '--block-fd', String(input.syncFds.block));
   }
-  args.push('--chdir', input.cwd, '--', ...input.command);
+  const limits = plan.limits ?? DEFAULT_SANDBOX_LIMITS;
+  const prefix = identityAndLimitsPrefix(plan.identity, limits, plan.prlimit, input.nprocBase ?? 0);
+  args.push('--chdir', input.cwd, '--', ...prefix, ...input.command);
   return args;
 }
 
@@ -215,6 +255,8 @@ export interface SandboxHost {
   resolvConf(): { target: string; nameservers: string[] } | undefined;
   /** Writes a resolv.conf for the sandbox and returns its path. */
   writeSandboxResolvConf(content: string): string;
+  /** Who commands run as when nanobot is root; without it they keep nanobot's uid. */
+  identity?: IdentityHost;
 }
 
 const BWRAP_INSTALL_HINT =
@@ -255,6 +297,15 @@ export function resolveSandbox(
   }
   const network: SandboxNetwork = wanted === 'auto' ? (userNetOk ? 'user' : 'none') : wanted;
   const plan: BwrapPlan = { bwrap, network, layout, ...(network === 'user' && slirp ? { slirp4netns: slirp } : {}) };
+  const notes: string[] = [];
+  const choice = host.identity ? chooseSandboxIdentity(layout, host.identity) : {};
+  if (choice.identity) plan.identity = choice.identity;
+  if (choice.note) notes.push(choice.note);
+  const prlimit = host.which('prlimit');
+  if (prlimit) plan.prlimit = prlimit;
+  else notes.push('prlimit (util-linux) is not installed, so sandboxed commands have no process or memory limit');
+  plan.limits = { ...DEFAULT_SANDBOX_LIMITS, ...settings.sandboxLimits };
+  if (notes.length > 0) plan.notes = notes;
 
   const resolv = host.resolvConf();
   if (resolv) {
@@ -314,6 +365,7 @@ export function probeSandboxInBackground(): void {
 export const realSandboxHost: SandboxHost = {
   platform: process.platform,
   which,
+  identity: realIdentityHost(which),
   probeBwrap(bwrap) {
     if (!probeOutcomes.has(bwrap)) {
       const result = spawnSync(bwrap, PROBE_ARGS, {

@@ -28,6 +28,8 @@ export interface ShellSegment {
   heredocs: string[];
   /** 0 at top level, deeper inside command substitutions. */
   depth: number;
+  /** True when the segment's stdin is a pipe from the segment before it at the same depth (`a | b`: b). */
+  pipeIn: boolean;
 }
 
 interface SegmentBuilder {
@@ -39,6 +41,7 @@ interface SegmentBuilder {
   pendingRedirect: string | undefined;
   /** Where the segment's source text ends when a comment follows it. */
   rawEnd?: number;
+  pipeIn: boolean;
 }
 
 interface PendingHeredoc {
@@ -85,6 +88,7 @@ class ShellLexer {
         this.startRedirect(seg, src[this.pos + 2] === '>' ? '&>>' : '&>');
       } else if (c === '&' || c === '|') {
         seg = this.splitAt(seg, depth, next === c || (c === '|' && next === '&') ? 2 : 1);
+        seg.pipeIn = c === '|' && next !== '|';
       } else if (c === '(') {
         parenDepth++;
         seg = this.splitAt(seg, depth, 1);
@@ -109,7 +113,15 @@ class ShellLexer {
   }
 
   private newBuilder(start: number): SegmentBuilder {
-    return { start, words: [], redirects: [], heredocs: [], word: undefined, pendingRedirect: undefined };
+    return {
+      start,
+      words: [],
+      redirects: [],
+      heredocs: [],
+      word: undefined,
+      pendingRedirect: undefined,
+      pipeIn: false,
+    };
   }
 
   private splitAt(seg: SegmentBuilder, depth: number, width: number): SegmentBuilder {
@@ -138,7 +150,8 @@ class ShellLexer {
     this.endWord(seg);
     if (seg.words.length === 0 && seg.redirects.length === 0) return;
     const raw = this.src.slice(seg.start, seg.rawEnd ?? end).trim();
-    this.segments.push({ raw, words: seg.words, redirects: seg.redirects, heredocs: seg.heredocs, depth });
+    const { words, redirects, heredocs, pipeIn } = seg;
+    this.segments.push({ raw, words, redirects, heredocs, depth, pipeIn });
   }
 
   private append(seg: SegmentBuilder, text: string, quoted: boolean): void {

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { attachUserNetwork, type BwrapPlan, buildBwrapArgs, type UserNetwork } from '../security/sandbox.js';
+import { countTasksOf } from '../security/sandbox-identity.js';
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 /** After the shell exits, how long to wait for pipes held open by background children. */
@@ -159,6 +160,14 @@ function trackGroup(pid: number): void {
   process.on('exit', killAllShellProcesses);
 }
 
+/** RLIMIT_NPROC counts all of a uid's tasks: start the sandbox's budget from what that uid already runs. */
+function nprocBase(plan: BwrapPlan): number {
+  if (!plan.prlimit || (plan.limits?.processes ?? 1) === 0) return 0;
+  const uid = plan.identity?.uid ?? process.getuid?.() ?? 0;
+  // uid 0 is not limited by the kernel at all; counting would only cost time.
+  return uid === 0 ? 0 : countTasksOf(uid);
+}
+
 function readSandboxPid(stream: Readable): Promise<number | undefined> {
   return new Promise((resolve) => {
     let text = '';
@@ -277,6 +286,7 @@ export class ShellProcess {
           plan.bwrap,
           buildBwrapArgs({
             plan,
+            nprocBase: nprocBase(plan),
             cwd: launch.cwd,
             command: shellArgs,
             ...(userNet ? { syncFds: { info: 3, block: 4 } } : {}),

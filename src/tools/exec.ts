@@ -9,8 +9,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { checkCommandUrls } from '../security/command-urls.js';
 import { checkCommand } from '../security/exec-guard.js';
-import { checkCommandUrls, type NetworkPolicy } from '../security/network.js';
+import type { NetworkPolicy } from '../security/network.js';
 import {
   isVisibleInSandbox,
   planSandboxMounts,

@@ -1,6 +1,7 @@
 /** Internal URLs named in shell commands (for the exec guard): literal checks only, no DNS. */
 import { describe, expect, it } from 'vitest';
-import { checkCommandUrls, createNetworkPolicy, findBlockedUrlsInText } from '../../src/security/network.js';
+import { checkCommandUrls } from '../../src/security/command-urls.js';
+import { createNetworkPolicy, findBlockedUrlsInText } from '../../src/security/network.js';
 
 describe('checkCommandUrls', () => {
   it.each([
