@@ -215,6 +215,7 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
     createMessageTool({
       send: (message) => bus.publishOutbound(message),
       policy: createPathPolicy({ workspace, restrictToWorkspace: config.tools.restrictToWorkspace }),
+      mediaDir: join(loaded.dataDir, 'media', 'outbound'),
       maxPerMinute: config.tools.maxSessionMessagesPerMinute,
     }),
   );

@@ -10,7 +10,7 @@ import { fileTypeMatcher } from './file-types.js';
 import { compileGrepPattern } from './grep-pattern.js';
 import { MAX_GREP_FILE_BYTES, type MatchHit, scanFile } from './grep-scan.js';
 import { globMatcher, pagingNote, resolveSearchRoot, TimeSlicer } from './search-common.js';
-import { entriesUnder, type WalkResult } from './walk.js';
+import { type WalkState, walkSearchRoot } from './walk.js';
 
 export const DEFAULT_GREP_HEAD_LIMIT = 250;
 const MAX_CONTEXT_LINES = 20;
@@ -86,6 +86,9 @@ function renderContent(
 /** Results a page needs: the requested ones plus one more, to know whether another page exists. */
 const wanted = (offset: number, limit: number): number => (limit === 0 ? Number.POSITIVE_INFINITY : offset + limit + 1);
 
+const errorText = (error: unknown): string =>
+  (error instanceof Error ? error.message : String(error)).replace(/^refusing [^:]*: Error: /, '');
+
 export function createGrepTool(options: GrepToolOptions) {
   return defineTool({
     name: 'grep',
@@ -112,18 +115,6 @@ export function createGrepTool(options: GrepToolOptions) {
       const matchesGlob = globMatcher(args.glob);
       const matchesType = fileTypeMatcher(args.type);
 
-      let walked: WalkResult;
-      try {
-        walked = await entriesUnder(target, { signal: ctx.signal });
-      } catch (error) {
-        return fail(`search failed: ${error instanceof Error ? error.message : String(error)}`);
-      }
-      const candidates = walked.entries.filter(
-        (entry) =>
-          (!matchesGlob || matchesGlob(entry.name, entry.relative, target.display(entry.relative))) &&
-          (!matchesType || matchesType(entry.name)),
-      );
-
       const results: FileResult[] = [];
       let found = 0;
       let skippedLarge = 0;
@@ -136,11 +127,14 @@ export function createGrepTool(options: GrepToolOptions) {
       };
       // Sorted order, stopping once the page (plus one result, to know if there is more) is filled.
       const slicer = new TimeSlicer(ctx.signal);
+      const walked: WalkState = { truncated: false };
       try {
-        for (const entry of candidates) {
+        for await (const entry of walkSearchRoot(target, { signal: ctx.signal }, walked)) {
           if (found >= need) break;
+          if (matchesGlob && !matchesGlob(entry.name, entry.relative, target.display(entry.relative))) continue;
+          if (matchesType && !matchesType(entry.name)) continue;
           await slicer.tick();
-          const scan = scanFile(entry.absolute, scanOptions);
+          const scan = scanFile(entry.open, scanOptions);
           if (scan.kind === 'skipped') {
             if (scan.reason === 'large') skippedLarge++;
             continue;
@@ -151,7 +145,7 @@ export function createGrepTool(options: GrepToolOptions) {
           found += mode === 'content' ? scan.hits.length : 1;
         }
       } catch (error) {
-        return fail(`search failed: ${error instanceof Error ? error.message : String(error)}`);
+        return fail(`search failed: ${errorText(error)}`);
       }
 
       const notes: string[] = [];
