@@ -9,6 +9,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OutboundMessage } from '../../src/bus/types.js';
 import { createPathPolicy } from '../../src/security/workspace.js';
+import { createApplyPatchTool } from '../../src/tools/filesystem/apply-patch.js';
+import { createEditFileTool } from '../../src/tools/filesystem/edit-file.js';
 import { createListDirTool } from '../../src/tools/filesystem/list-dir.js';
 import { createReadFileTool } from '../../src/tools/filesystem/read-file.js';
 import { createMessageTool } from '../../src/tools/message.js';
@@ -18,19 +20,31 @@ import { api, connect, startChannel } from '../channels/websocket/helpers.js';
 import { renameSwapSupported, type Swapper, startSwapper } from '../helpers/rename-swapper.js';
 import { makeContext, makeTempDir } from '../tools/helpers.js';
 
-const ROUNDS = 300;
+const ROUNDS = 600;
 const SECRET = 'SECRET-7f3a-apiKey';
 const SECRET_NAME = 'secret-name-7f3a.txt';
 const LEAKS = [SECRET, Buffer.from(SECRET).toString('base64'), SECRET_NAME];
 const leaks = (text: string): boolean => LEAKS.some((marker) => text.includes(marker));
 
-let swapper: Swapper | undefined;
+type Arena = ReturnType<typeof arena>;
+const racing: { arena: Arena; swapper: Swapper }[] = [];
 const stopped: Array<() => Promise<void>> = [];
 afterEach(async () => {
-  await swapper?.stop();
-  swapper = undefined;
+  await calm();
   for (const stop of stopped.splice(0)) await stop();
 });
+
+/** Stops every swapper and puts each arena back as it started (`box` the directory, `swap` the link). */
+async function calm(): Promise<void> {
+  for (const { arena: a, swapper } of racing.splice(0)) {
+    await swapper.stop();
+    if (fs.lstatSync(a.box).isSymbolicLink()) {
+      fs.renameSync(a.box, `${a.box}.tmp`);
+      fs.renameSync(a.swap, a.box);
+      fs.renameSync(`${a.box}.tmp`, a.swap);
+    }
+  }
+}
 
 /** `ws/box` (harmless files) and `ws/swap` → `outside/` (the same names, holding the secret). */
 function arena(parent = makeTempDir('nb-race-'), outsideParent = parent) {
@@ -50,8 +64,8 @@ function arena(parent = makeTempDir('nb-race-'), outsideParent = parent) {
   return { parent, ws, outside, box, swap: path.join(ws, 'swap') };
 }
 
-async function race(a: ReturnType<typeof arena>): Promise<void> {
-  swapper = await startSwapper(a.box, a.swap);
+async function race(a: Arena): Promise<void> {
+  racing.push({ arena: a, swapper: await startSwapper(a.box, a.swap) });
 }
 
 const resultText = (result: ToolResult): string => JSON.stringify(result.content);
@@ -63,16 +77,17 @@ const readOrError = (file: string): string => {
   }
 };
 
-/** Runs `attempt` ROUNDS times (cycling through the spellings); returns how many leaked and how many were harmless. */
+/**
+ * Runs `attempt` ROUNDS times while the swappers run (cycling through the spellings) and counts the leaks; then
+ * calms the arenas and runs the first spelling once more, so a test can show the tool still works (`afterwards`).
+ */
 async function attack<T>(spellings: T[], attempt: (spelling: T) => Promise<string>) {
   let leaked = 0;
-  let harmless = 0;
   for (let i = 0; i < ROUNDS; i++) {
-    const text = await attempt(spellings[i % spellings.length] as T);
-    if (leaks(text)) leaked++;
-    else if (text.includes('harmless')) harmless++;
+    if (leaks(await attempt(spellings[i % spellings.length] as T))) leaked++;
   }
-  return { leaked, harmless };
+  await calm();
+  return { leaked, afterwards: await attempt(spellings[0] as T) };
 }
 
 describe.skipIf(!renameSwapSupported())(
@@ -88,7 +103,7 @@ describe.skipIf(!renameSwapSupported())(
         resultText(await tool.execute({ path: p, force: true }, makeContext())),
       );
       expect(outcome.leaked).toBe(0);
-      expect(outcome.harmless).toBeGreaterThan(0);
+      expect(outcome.afterwards).toContain('harmless');
     });
 
     it('list_dir never lists the outside directory (plain and recursive)', async () => {
@@ -103,7 +118,7 @@ describe.skipIf(!renameSwapSupported())(
       ];
       const outcome = await attack(spellings, async (args) => resultText(await tool.execute(args, makeContext())));
       expect(outcome.leaked).toBe(0);
-      expect(outcome.harmless).toBeGreaterThan(0);
+      expect(outcome.afterwards).toContain('harmless');
     });
 
     it('grep never searches the outside directory (as its root, in its walk, or as a file root)', async () => {
@@ -120,7 +135,7 @@ describe.skipIf(!renameSwapSupported())(
       ];
       const outcome = await attack(spellings, async (args) => resultText(await tool.execute(args, makeContext())));
       expect(outcome.leaked).toBe(0);
-      expect(outcome.harmless).toBeGreaterThan(0);
+      expect(outcome.afterwards).toContain('harmless');
     });
 
     it('find_files never lists the outside directory (as its root or in its walk)', async () => {
@@ -137,7 +152,37 @@ describe.skipIf(!renameSwapSupported())(
       ];
       const outcome = await attack(spellings, async (args) => resultText(await tool.execute(args, makeContext())));
       expect(outcome.leaked).toBe(0);
-      expect(outcome.harmless).toBeGreaterThan(0);
+      expect(outcome.afterwards).toContain('harmless');
+    });
+
+    it('edit_file and apply_patch never read the outside file as the old content', async () => {
+      const a = arena();
+      const policy = createPathPolicy({ workspace: a.ws, restrictToWorkspace: true });
+      const edit = createEditFileTool({ policy });
+      const patch = createApplyPatchTool({ policy });
+      await race(a);
+      // A near miss makes the tools quote the most similar lines of what they read; a hit would write it back.
+      const near = 'SECRET-7f3a-apiKez';
+      const spellings = [
+        () =>
+          edit.execute(
+            { path: 'box/data.txt', old_text: 'harmless', new_text: 'harmless+', replace_all: true },
+            makeContext(),
+          ),
+        () => edit.execute({ path: 'box/data.txt', old_text: near, new_text: 'x' }, makeContext()),
+        () => edit.execute({ path: 'box/data.txt', old_text: 'SECRET', new_text: 'redacted' }, makeContext()),
+        () =>
+          patch.execute(
+            { edits: [{ path: 'box/data.txt', action: 'replace', old_text: near, new_text: 'x' }] },
+            makeContext(),
+          ),
+      ];
+      const outcome = await attack(spellings, async (run) => resultText(await run()));
+      expect(outcome.leaked).toBe(0);
+      expect(outcome.afterwards).toContain('harmless');
+      // Nothing read outside was written back into the workspace, and the outside file is untouched.
+      expect(leaks(fs.readFileSync(path.join(a.box, 'data.txt'), 'utf8'))).toBe(false);
+      expect(fs.readFileSync(path.join(a.outside, 'data.txt'), 'utf8')).toBe(`${SECRET}\n`);
     });
 
     it('message media: what the channel opens later is never the outside file', async () => {
@@ -160,7 +205,7 @@ describe.skipIf(!renameSwapSupported())(
         return `${resultText(result)}\n${opened}`;
       });
       expect(outcome.leaked).toBe(0);
-      expect(outcome.harmless).toBeGreaterThan(0);
+      expect(outcome.afterwards).toContain('harmless');
     });
 
     it('/api/media never serves the outside file (a workspace path, and a swap inside the media dir)', async () => {
@@ -173,14 +218,13 @@ describe.skipIf(!renameSwapSupported())(
       const client = await connect(started.port, { token: started.token, clientId: 'victim' });
       stopped.push(() => client.close());
       const ready = (await client.next()) as { chat_id: string };
-      for (const file of [path.join(inWorkspace.box, 'data.txt'), path.join(inMedia.box, 'data.txt')]) {
+      for (const file of [path.join(inMedia.box, 'data.txt'), path.join(inWorkspace.box, 'data.txt')]) {
         await started.channel.send({ channel: 'websocket', chatId: ready.chat_id, content: 'f', media: [file] });
         const frame = await client.next((f) => f.event === 'message');
         links.push(frame.event === 'message' ? (frame.media?.[0]?.url ?? '') : '');
       }
-      swapper = await startSwapper(inWorkspace.box, inWorkspace.swap);
-      const second = await startSwapper(inMedia.box, inMedia.swap);
-      stopped.push(() => second.stop());
+      await race(inWorkspace);
+      await race(inMedia);
       const outcome = await attack(links, async (link) => {
         try {
           return await (await api(started, link)).text();
@@ -189,7 +233,7 @@ describe.skipIf(!renameSwapSupported())(
         }
       });
       expect(outcome.leaked).toBe(0);
-      expect(outcome.harmless).toBeGreaterThan(0);
+      expect(outcome.afterwards).toContain('harmless');
     }, 60_000);
   },
 );
