@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { PathPolicy } from '../../security/workspace.js';
 import { defineTool, fail, ok, type ToolResult } from '../types.js';
 import { fileTypeMatcher } from './file-types.js';
-import { globMatcher, pagingNote, queryMatcher, resolveSearchRoot } from './search-common.js';
+import { globMatcher, pagingNote, queryMatcher, resolveSearchRoot, searchFailure } from './search-common.js';
 import { type WalkEntry, type WalkState, walkSearchRoot } from './walk.js';
 
 export const DEFAULT_FIND_HEAD_LIMIT = 200;
@@ -86,7 +86,7 @@ export function createFindFilesTool(options: FindFilesToolOptions) {
           found.push({ entry, display });
         }
       } catch (error) {
-        return fail(`search failed: ${error instanceof Error ? error.message : String(error)}`);
+        return fail(searchFailure(error));
       }
       found = byMtime ? newestFirst(found) : found.sort(byRelative);
 

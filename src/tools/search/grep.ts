@@ -9,7 +9,7 @@ import { defineTool, fail, ok, type ToolResult } from '../types.js';
 import { fileTypeMatcher } from './file-types.js';
 import { compileGrepPattern } from './grep-pattern.js';
 import { MAX_GREP_FILE_BYTES, type MatchHit, scanFile } from './grep-scan.js';
-import { globMatcher, pagingNote, resolveSearchRoot, TimeSlicer } from './search-common.js';
+import { globMatcher, pagingNote, resolveSearchRoot, searchFailure, TimeSlicer } from './search-common.js';
 import { type WalkState, walkSearchRoot } from './walk.js';
 
 export const DEFAULT_GREP_HEAD_LIMIT = 250;
@@ -86,9 +86,6 @@ function renderContent(
 /** Results a page needs: the requested ones plus one more, to know whether another page exists. */
 const wanted = (offset: number, limit: number): number => (limit === 0 ? Number.POSITIVE_INFINITY : offset + limit + 1);
 
-const errorText = (error: unknown): string =>
-  (error instanceof Error ? error.message : String(error)).replace(/^refusing [^:]*: Error: /, '');
-
 export function createGrepTool(options: GrepToolOptions) {
   return defineTool({
     name: 'grep',
@@ -145,7 +142,7 @@ export function createGrepTool(options: GrepToolOptions) {
           found += mode === 'content' ? scan.hits.length : 1;
         }
       } catch (error) {
-        return fail(`search failed: ${errorText(error)}`);
+        return fail(searchFailure(error));
       }
 
       const notes: string[] = [];

@@ -42,6 +42,12 @@ export async function resolveSearchRoot(policy: PathPolicy, input: string | unde
   return { root, isFile: stat.isFile(), realWorkspace, display: displayUnder(dir, realWorkspace), check };
 }
 
+/** The model's message for a failed search; a refusal of the root carries the policy's own verdict. */
+export function searchFailure(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return `search failed: ${text.replace(/^refusing [^:]*: Error: /, '')}`;
+}
+
 function displayUnder(dir: string, realWorkspace: string): (relative: string) => string {
   if (!isPathInside(dir, realWorkspace)) return (relative) => (relative === '' ? dir : `${dir}/${relative}`);
   const base = path.relative(realWorkspace, dir).split(path.sep).join('/');
