@@ -77,13 +77,15 @@ export function createFindFilesTool(options: FindFilesToolOptions) {
       let found: Found[] = [];
       try {
         const options = { includeDirs: wantDirs, withMtime: byMtime, signal: ctx.signal };
-        for await (const entry of walkSearchRoot(target, options, walked)) {
-          if (entry.isDir !== wantDirs) continue;
-          const display = target.display(entry.relative);
-          if (matchesType && !matchesType(entry.name)) continue;
-          if (matchesGlob && !matchesGlob(entry.name, entry.relative, display)) continue;
-          if (matchesQuery && !matchesQuery(entry.name, display)) continue;
-          found.push({ entry, display });
+        for await (const batch of walkSearchRoot(target, options, walked)) {
+          for (const entry of batch) {
+            if (entry.isDir !== wantDirs) continue;
+            const display = target.display(entry.relative);
+            if (matchesType && !matchesType(entry.name)) continue;
+            if (matchesGlob && !matchesGlob(entry.name, entry.relative, display)) continue;
+            if (matchesQuery && !matchesQuery(entry.name, display)) continue;
+            found.push({ entry, display });
+          }
         }
       } catch (error) {
         return fail(searchFailure(error));

@@ -126,20 +126,22 @@ export function createGrepTool(options: GrepToolOptions) {
       const slicer = new TimeSlicer(ctx.signal);
       const walked: WalkState = { truncated: false };
       try {
-        for await (const entry of walkSearchRoot(target, { signal: ctx.signal }, walked)) {
-          if (found >= need) break;
-          if (matchesGlob && !matchesGlob(entry.name, entry.relative, target.display(entry.relative))) continue;
-          if (matchesType && !matchesType(entry.name)) continue;
-          await slicer.tick();
-          const scan = scanFile(entry.open, scanOptions);
-          if (scan.kind === 'skipped') {
-            if (scan.reason === 'large') skippedLarge++;
-            continue;
+        search: for await (const batch of walkSearchRoot(target, { signal: ctx.signal }, walked)) {
+          for (const entry of batch) {
+            if (found >= need) break search;
+            if (matchesGlob && !matchesGlob(entry.name, entry.relative, target.display(entry.relative))) continue;
+            if (matchesType && !matchesType(entry.name)) continue;
+            await slicer.tick();
+            const scan = scanFile(entry.open, scanOptions);
+            if (scan.kind === 'skipped') {
+              if (scan.reason === 'large') skippedLarge++;
+              continue;
+            }
+            if (scan.matchCount === 0) continue;
+            const display = target.display(entry.relative);
+            results.push({ display, matchCount: scan.matchCount, hits: scan.hits });
+            found += mode === 'content' ? scan.hits.length : 1;
           }
-          if (scan.matchCount === 0) continue;
-          const display = target.display(entry.relative);
-          results.push({ display, matchCount: scan.matchCount, hits: scan.hits });
-          found += mode === 'content' ? scan.hits.length : 1;
         }
       } catch (error) {
         return fail(searchFailure(error));

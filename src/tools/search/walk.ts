@@ -71,79 +71,106 @@ function readGitignore(dir: DirRef, children: Dirent[]): string | undefined {
 }
 
 // A directory sorts as `name/`, so a depth-first walk yields files in the order of their sorted relative paths.
-const sortKey = (child: Dirent): string => (child.isDirectory() ? `${child.name}/` : child.name);
-const bySortKey = (a: Dirent, b: Dirent): number => {
-  const ka = sortKey(a);
-  const kb = sortKey(b);
-  return ka < kb ? -1 : ka > kb ? 1 : 0;
-};
+interface Child {
+  dirent: Dirent;
+  key: string;
+}
+const byKey = (a: Child, b: Child): number => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+
+/** One directory being walked: its anchor (kept open while its subtree is walked), rules and sorted children. */
+interface Frame {
+  dir: DirRef;
+  relativeDir: string;
+  rules: IgnoreRules;
+  children: Child[];
+  next: number;
+}
+
+function enter(dir: DirRef, relativeDir: string, inherited: IgnoreRules): Frame | undefined {
+  let dirents: Dirent[];
+  try {
+    dirents = fs.readdirSync(dir.anchor, { withFileTypes: true });
+  } catch {
+    return undefined; // unreadable or vanished directory: search the rest
+  }
+  const gitignore = readGitignore(dir, dirents);
+  const rules = gitignore === undefined ? inherited : inherited.withFile(relativeDir, gitignore);
+  const children = dirents.map((dirent) => ({ dirent, key: dirent.isDirectory() ? `${dirent.name}/` : dirent.name }));
+  return { dir, relativeDir, rules, children: children.sort(byKey), next: 0 };
+}
 
 const notADirectory = (): number => {
   throw Object.assign(new Error('a directory is not opened as a file'), { code: 'EISDIR' });
 };
 
-/** What to search under a resolved root: the file itself, or every entry of the walked directory. */
+/** Entries are handed over in batches (one await per batch, not per entry); a batch is flushed before a close. */
+const BATCH = 256;
+
+/**
+ * What to search under a resolved root: the file itself, or every entry of the walked directory, in sorted path
+ * order and in batches. An entry's `open` is valid until the next batch is asked for.
+ */
 export async function* walkSearchRoot(
   target: SearchRoot,
   options: WalkOptions = {},
   state: WalkState = { truncated: false },
-): AsyncGenerator<WalkEntry> {
+): AsyncGenerator<WalkEntry[]> {
   if (target.isFile) {
     const name = path.basename(target.root);
-    yield { relative: name, name, isDir: false, open: () => openCheckedFile(target.root, target.check).fd };
+    yield [{ relative: name, name, isDir: false, open: () => openCheckedFile(target.root, target.check).fd }];
     return;
   }
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_WALK_ENTRIES;
   const slicer = new TimeSlicer(options.signal);
   const root = openCheckedDirectory(target.root, target.check);
+  const stack: Frame[] = [];
+  const batch: WalkEntry[] = [];
   let count = 0;
-
-  async function* visit(dir: DirRef, relativeDir: string, inherited: IgnoreRules): AsyncGenerator<WalkEntry> {
-    await slicer.tick();
-    let children: Dirent[];
-    try {
-      children = fs.readdirSync(dir.anchor, { withFileTypes: true });
-    } catch {
-      return; // unreadable or vanished directory: search the rest
-    }
-    const gitignore = readGitignore(dir, children);
-    const rules = gitignore === undefined ? inherited : inherited.withFile(relativeDir, gitignore);
-    for (const child of children.sort(bySortKey)) {
-      if (state.truncated) return;
+  try {
+    const top = enter(root, '', IgnoreRules.forAncestorsOf(target.root, target.realWorkspace));
+    if (top) stack.push(top);
+    for (let frame = stack.at(-1); frame; frame = stack.at(-1)) {
+      const child = frame.children[frame.next++];
+      if (child === undefined) {
+        if (batch.length > 0) yield batch.splice(0);
+        stack.pop();
+        if (frame.dir !== root) closeDir(frame.dir);
+        continue;
+      }
       // Symlinks, sockets, FIFOs and devices are skipped: only real files and directories are searched.
-      const isDir = child.isDirectory();
-      if (!isDir && !child.isFile()) continue;
-      if (isDir && SKIPPED_DIRS.has(child.name)) continue;
-      const relative = relativeDir === '' ? child.name : `${relativeDir}/${child.name}`;
-      if (rules.ignores(relative, isDir)) continue;
+      const { dirent } = child;
+      const isDir = dirent.isDirectory();
+      if (!isDir && !dirent.isFile()) continue;
+      if (isDir && SKIPPED_DIRS.has(dirent.name)) continue;
+      const relative = frame.relativeDir === '' ? dirent.name : `${frame.relativeDir}/${dirent.name}`;
+      if (frame.rules.ignores(relative, isDir)) continue;
       if (!isDir || options.includeDirs) {
         if (count >= maxEntries) {
           state.truncated = true;
+          if (batch.length > 0) yield batch;
           return;
         }
         count++;
-        const mtimeMs = options.withMtime ? mtimeOf(dir, child.name) : undefined;
-        const open = isDir ? notADirectory : () => openChildFile(dir, child.name).fd;
-        yield { relative, name: child.name, isDir, open, ...(mtimeMs === undefined ? {} : { mtimeMs }) };
+        const parent = frame.dir;
+        const mtimeMs = options.withMtime ? mtimeOf(parent, dirent.name) : undefined;
+        const open = isDir ? notADirectory : () => openChildFile(parent, dirent.name).fd;
+        batch.push({ relative, name: dirent.name, isDir, open, ...(mtimeMs === undefined ? {} : { mtimeMs }) });
+        if (batch.length >= BATCH) yield batch.splice(0);
       }
       if (!isDir) continue;
+      await slicer.tick();
       let sub: DirRef;
       try {
-        sub = openChildDirectory(dir, child.name, root);
+        sub = openChildDirectory(frame.dir, dirent.name, root);
       } catch {
         continue; // vanished, or swapped for a link or a file since it was listed: never followed
       }
-      try {
-        yield* visit(sub, relative, rules);
-      } finally {
-        closeDir(sub);
-      }
+      const next = enter(sub, relative, frame.rules);
+      if (next) stack.push(next);
+      else closeDir(sub);
     }
-  }
-
-  try {
-    yield* visit(root, '', IgnoreRules.forAncestorsOf(target.root, target.realWorkspace));
   } finally {
+    for (const frame of stack) if (frame.dir !== root) closeDir(frame.dir);
     closeDir(root);
   }
 }
