@@ -217,6 +217,7 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
     createMessageTool({
       send: (message) => bus.publishOutbound(message),
       policy: createPathPolicy({ workspace, restrictToWorkspace: config.tools.restrictToWorkspace }),
+      mediaDir: join(loaded.dataDir, 'media', 'outbound'),
       maxPerMinute: config.tools.maxSessionMessagesPerMinute,
       ...(options.messageTargets ? { allowTarget: options.messageTargets } : {}),
     }),

@@ -2,21 +2,34 @@
  * `message`: proactive sends to the current chat or another channel/chat, with attachments and buttons.
  * Rate-limited per session so a looping model cannot flood a chat. Another chat must be one its channel's access
  * rules admit (a prompt-injected model must not write to strangers): the surface passes that check in.
+ *
+ * Channels open attachments later, by path, in their own time. A workspace path can be swapped for a link out by
+ * then (the sandboxed shell writes there), so each attachment is opened, checked against the policy, and copied
+ * into nanobot's media dir (outside the workspace, hidden from the sandbox); the channel gets the copy's path.
  */
-import { existsSync } from 'node:fs';
+import fs from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
 import type { OutboundMessage } from '../bus/types.js';
+import { policyCheck } from '../security/checked-open.js';
+import { copyCheckedFile } from '../security/checked-read.js';
 import type { PathPolicy } from '../security/workspace.js';
+import { openFailure } from './filesystem/open-failure.js';
 import { defineTool, fail, ok } from './types.js';
 
 /** The surface's answer for a target that is not the current chat (the gateway asks the channel). */
 export type MessageTargetCheck = (channel: string, chatId: string) => { ok: true } | { ok: false; why: string };
+
+/** Copies older than this are deleted when the next one is made (channels send within minutes). */
+const KEEP_COPIES_MS = 7 * 24 * 60 * 60 * 1000;
 
 export interface MessageToolOptions {
   /** Delivers the message (the bus's `publishOutbound`). */
   send: (message: OutboundMessage) => void;
   /** Attachments must be readable under this policy. */
   policy: PathPolicy;
+  /** Where attachments are copied for the channels (`<dataDir>/media/outbound`); must lie outside the workspace. */
+  mediaDir: string;
   /** `tools.maxSessionMessagesPerMinute` (nanobot: 6). */
   maxPerMinute?: number;
   now?: () => number;
@@ -71,12 +84,21 @@ export function createMessageTool(options: MessageToolOptions) {
       }
 
       const media: string[] = [];
-      for (const path of args.media ?? []) {
-        const resolved = options.policy.resolve(path, 'read');
+      for (const requested of args.media ?? []) {
+        const resolved = options.policy.resolve(requested, 'read');
         if (!resolved.ok) return fail(resolved.error);
-        if (!existsSync(resolved.path)) return fail(`Attachment not found: ${path}`);
-        media.push(resolved.path);
+        if (!fs.statSync(resolved.path, { throwIfNoEntry: false })?.isFile()) {
+          return fail(`Attachment not found: ${requested} (give the path of a file).`);
+        }
+        try {
+          media.push(
+            await copyCheckedFile(resolved.path, policyCheck(options.policy, 'read'), options.mediaDir, now()),
+          );
+        } catch (error) {
+          return fail(openFailure(error, requested, `Attachment not found: ${requested}`));
+        }
       }
+      if (media.length > 0) pruneCopies(options.mediaDir, now());
       options.send({
         channel,
         chatId,
@@ -91,4 +113,13 @@ export function createMessageTool(options: MessageToolOptions) {
       return ok(`Message sent to ${channel}:${chatId}${extras}.`);
     },
   });
+}
+
+/** Deletes copies older than a week (nanobot's own directory, outside the workspace). */
+function pruneCopies(mediaDir: string, at: number): void {
+  for (const entry of fs.readdirSync(mediaDir, { withFileTypes: true })) {
+    const made = Number(entry.name.split('-')[0]);
+    if (!entry.isDirectory() || !Number.isFinite(made) || at - made < KEEP_COPIES_MS) continue;
+    fs.rmSync(path.join(mediaDir, entry.name), { recursive: true, force: true });
+  }
 }

@@ -9,16 +9,18 @@ import { makeContext, makeTempDir, textOf } from './helpers.js';
 function setup(maxPerMinute = 6, allowTarget?: MessageTargetCheck) {
   const workspace = makeTempDir();
   const bus = new MessageBus();
+  const mediaDir = path.join(makeTempDir(), 'media', 'outbound');
   let clock = 0;
   const tool = createMessageTool({
     send: (m) => bus.publishOutbound(m),
     policy: createPathPolicy({ workspace, restrictToWorkspace: true }),
+    mediaDir,
     maxPerMinute,
     now: () => clock,
     ...(allowTarget ? { allowTarget } : {}),
   });
   const ctx = makeContext({ channel: 'telegram', chatId: '42', sessionKey: 'telegram:42' });
-  return { workspace, bus, tool, ctx, advance: (ms: number) => (clock += ms) };
+  return { workspace, bus, tool, ctx, mediaDir, advance: (ms: number) => (clock += ms) };
 }
 
 describe('message tool', () => {
@@ -30,7 +32,7 @@ describe('message tool', () => {
   });
 
   it('sends to another channel with attachments and buttons when the surface admits that chat', async () => {
-    const { bus, tool, ctx, workspace } = setup(6, (channel, chatId) =>
+    const { bus, tool, ctx, workspace, mediaDir } = setup(6, (channel, chatId) =>
       channel === 'email' && chatId === 'me@x.org' ? { ok: true } : { ok: false, why: 'not admitted' },
     );
     fs.writeFileSync(path.join(workspace, 'report.pdf'), 'pdf');
@@ -38,13 +40,17 @@ describe('message tool', () => {
       { content: 'Report', channel: 'email', chat_id: 'me@x.org', media: ['report.pdf'], buttons: [['OK']] },
       ctx,
     );
-    expect(await bus.consumeOutbound()).toEqual({
-      channel: 'email',
-      chatId: 'me@x.org',
-      content: 'Report',
-      media: [path.join(workspace, 'report.pdf')],
-      buttons: [['OK']],
-    });
+    const sent = await bus.consumeOutbound();
+    expect(sent).toMatchObject({ channel: 'email', chatId: 'me@x.org', content: 'Report', buttons: [['OK']] });
+    // The channel gets a private copy outside the workspace, under the file's own name.
+    const [copy = ''] = sent.media ?? [];
+    expect(copy.startsWith(path.join(mediaDir, ''))).toBe(true);
+    expect(path.basename(copy)).toBe('report.pdf');
+    expect(fs.readFileSync(copy, 'utf8')).toBe('pdf');
+    expect(fs.statSync(copy).mode & 0o777).toBe(0o600);
+    // Changing the workspace file afterwards does not change what the channel sends.
+    fs.writeFileSync(path.join(workspace, 'report.pdf'), 'changed');
+    expect(fs.readFileSync(copy, 'utf8')).toBe('pdf');
   });
 
   it('refuses another chat the surface does not admit, or any other chat when the surface gives no check', async () => {
@@ -61,9 +67,13 @@ describe('message tool', () => {
   });
 
   it('refuses attachments outside the workspace or missing', async () => {
-    const { tool, ctx } = setup();
+    const { tool, ctx, workspace } = setup();
     expect((await tool.execute({ content: 'x', media: ['/etc/passwd'] }, ctx)).isError).toBe(true);
     expect(textOf(await tool.execute({ content: 'x', media: ['nope.txt'] }, ctx))).toMatch(/not found/);
+    fs.mkdirSync(path.join(workspace, 'folder'));
+    expect(textOf(await tool.execute({ content: 'x', media: ['folder'] }, ctx))).toMatch(/not found.*a file/);
+    fs.symlinkSync('/etc/hostname', path.join(workspace, 'link-out'));
+    expect(textOf(await tool.execute({ content: 'x', media: ['link-out'] }, ctx))).toMatch(/outside the workspace/);
   });
 
   it('limits messages per session per minute', async () => {

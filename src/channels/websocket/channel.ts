@@ -133,6 +133,7 @@ export class WebSocketChannel implements Channel, WebUiHost {
           handleApi(req, res, url, {
             backend: () => this.backend,
             media: this.media,
+            mediaRoot: join(this.options.dataDir, 'media'),
             uploadDir: join(this.options.dataDir, 'media', this.name),
             maxUploadBytes: () => this.options.settings().maxMediaMb * 1024 * 1024,
             sessionKey: (chatId) => `${this.name}:${chatId}`,

@@ -9,10 +9,11 @@
  *   POST   /api/uploads               raw file body → {"id", …}, a reference for a `message` envelope
  *   GET    /api/media/:ref            a file the agent sent (by reference)
  */
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { closeSync, createReadStream } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
+import { type CheckedFile, openCheckedFile, type RealPathCheck } from '../../security/checked-open.js';
+import { isPathInside, realpathNearest } from '../../security/workspace.js';
 import { errorMessage } from '../../util/errors.js';
 import type { WebUiBackend } from './backend.js';
 import { statusReport } from './backend.js';
@@ -24,6 +25,8 @@ import { type MediaRefs, receiveUpload, servedContentType, UploadError } from '.
 export interface RestOptions {
   backend(): WebUiBackend | undefined;
   media: MediaRefs;
+  /** `<dataDir>/media`: the only place `/api/media` serves from (uploads, the agent's attachment copies). */
+  mediaRoot: string;
   /** Where uploads are saved. */
   uploadDir: string;
   maxUploadBytes(): number;
@@ -130,19 +133,39 @@ async function upload(req: IncomingMessage, res: ServerResponse, options: RestOp
   }
 }
 
+/** Opens the file first, then checks where it really is: a path swapped for a link since cannot redirect it. */
+function insideMediaRoot(mediaRoot: string): RealPathCheck {
+  const root = realpathNearest(mediaRoot);
+  return (real) => (isPathInside(real, root) ? true : `it is outside the media directory ${root}`);
+}
+
 async function media(res: ServerResponse, id: string, options: RestOptions): Promise<void> {
   const ref = options.media.get(id);
-  const info = ref ? await stat(ref.path).catch(() => undefined) : undefined;
-  if (!ref || !info?.isFile()) return sendJson(res, 404, { error: 'no such file (references expire after a day)' });
+  let file: CheckedFile | undefined;
+  try {
+    file = ref ? openCheckedFile(ref.path, insideMediaRoot(options.mediaRoot)) : undefined;
+  } catch {
+    file = undefined;
+  }
+  if (!ref || !file) return sendJson(res, 404, { error: 'no such file (references expire after a day)' });
+  const { fd, stats } = file;
+  if (stats.size === 0) closeSync(fd);
   res.writeHead(200, {
     'content-type': servedContentType(ref.path),
-    'content-length': info.size,
+    'content-length': stats.size,
     'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(ref.name)}`,
     'content-security-policy': "sandbox; default-src 'none'",
     'x-content-type-options': 'nosniff',
     'cache-control': 'private, no-store',
   });
-  createReadStream(ref.path).pipe(res);
+  if (stats.size === 0) {
+    res.end();
+    return;
+  }
+  // Exactly the bytes announced, from the fd that was checked.
+  const body = createReadStream('', { fd, start: 0, end: stats.size - 1 });
+  body.on('error', () => res.destroy());
+  body.pipe(res);
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { type PathPolicy, realpathNearest, withContainedDirectory } from '../../security/workspace.js';
 import { defineTool, fail, ok, type ToolResult } from '../types.js';
-import { writeFileContained } from './contained-write.js';
+import { readContained, writeFileContained } from './contained-write.js';
 import { applyMatches, findMatches, type MatchStrategy, notFoundMessage, type TextMatch } from './edit-match.js';
 import { countLines } from './write-file.js';
 
@@ -100,11 +100,14 @@ function replacementDelta(content: string, match: TextMatch): { added: number; r
   return { added: after.length - head - tail, removed: before.length - head - tail };
 }
 
-async function loadExisting(realPath: string, display: string): Promise<PlannedFile> {
+async function loadExisting(policy: PathPolicy, realPath: string, display: string): Promise<PlannedFile> {
+  const notFound = `file not found: ${display}. Use action "add" to create it.`;
   const stat = await fs.stat(realPath).catch(() => undefined);
-  if (!stat) throw new PatchError(`file not found: ${display}. Use action "add" to create it.`);
+  if (!stat) throw new PatchError(notFound);
   if (!stat.isFile()) throw new PatchError(`${display} is not a regular file.`);
-  const original = await fs.readFile(realPath);
+  // Wording above; what is patched is what this open-then-check read returns.
+  const original = await readContained(policy, realPath);
+  if (original === undefined) throw new PatchError(notFound);
   let raw: string;
   try {
     raw = utf8.decode(original);
@@ -180,7 +183,7 @@ async function planPatch(policy: PathPolicy, edits: PatchEdit[]): Promise<Map<st
         files.set(realPath, await planAdd(edit, realPath, display, files.get(realPath)));
       } else {
         const { oldText, newText } = checkReplaceArgs(edit);
-        const file = files.get(realPath) ?? (await loadExisting(realPath, display));
+        const file = files.get(realPath) ?? (await loadExisting(policy, realPath, display));
         planReplace(oldText, newText, file);
         files.set(realPath, file);
       }

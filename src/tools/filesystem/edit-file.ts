@@ -3,11 +3,10 @@
  * (see edit-match.ts). Ambiguity is an error that lists the candidate lines; a no-op edit is an error (a
  * model once looped on one for 23 minutes); CRLF line endings and a BOM are kept; writes are atomic.
  */
-import fs from 'node:fs/promises';
 import { z } from 'zod';
 import type { PathPolicy } from '../../security/workspace.js';
 import { defineTool, fail, ok, type ToolResult } from '../types.js';
-import { writeFileContained } from './contained-write.js';
+import { readContained, writeFileContained } from './contained-write.js';
 import { applyMatches, findMatches, type MatchStrategy, notFoundMessage, type TextMatch } from './edit-match.js';
 
 export interface EditFileToolOptions {
@@ -83,7 +82,7 @@ function snippetAround(content: string, firstLine: number, replacement: string):
 }
 
 async function createFile(policy: PathPolicy, file: string, args: EditArgs): Promise<ToolResult> {
-  const existing = await fs.readFile(file, 'utf8').catch(() => undefined);
+  const existing = (await readContained(policy, file))?.toString('utf8');
   if (existing !== undefined && existing.trim() !== '') {
     return fail(
       `${args.path} already exists and is not empty. Give old_text to edit it, or use write_file to replace it.`,
@@ -110,7 +109,7 @@ export function createEditFileTool(options: EditFileToolOptions) {
       }
       try {
         if (args.old_text === '') return await createFile(options.policy, file, args);
-        const raw = await fs.readFile(file, 'utf8').catch(() => undefined);
+        const raw = (await readContained(options.policy, file))?.toString('utf8');
         if (raw === undefined) {
           return fail(`File not found: ${args.path}. To create it, use write_file or edit_file with old_text "".`);
         }

@@ -2,12 +2,14 @@
  * read_file: numbered lines (`N| text`) with paging, images as multimodal parts, binary files refused,
  * and a short stub instead of the same content again when the model re-reads a file that has not changed.
  */
-import type { BigIntStats } from 'node:fs';
-import fs from 'node:fs/promises';
+import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { z } from 'zod';
+import { type CheckedFile, openCheckedFile, policyCheck } from '../../security/checked-open.js';
 import type { PathPolicy } from '../../security/workspace.js';
 import { defineTool, fail, ok, type ToolResult } from '../types.js';
+import { openFailure } from './open-failure.js';
 
 export const DEFAULT_READ_LIMIT = 2000;
 export const MAX_READ_CHARS = 128_000;
@@ -53,15 +55,13 @@ export function looksBinary(sample: Uint8Array): boolean {
   return control / sample.length > 0.3;
 }
 
-async function readHead(file: string, bytes: number): Promise<Uint8Array> {
-  const handle = await fs.open(file, 'r');
-  try {
-    const buffer = Buffer.alloc(bytes);
-    const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
+const readFd = promisify(fs.read);
+const readWholeFd = promisify(fs.readFile);
+
+async function readHead(fd: number, bytes: number): Promise<Uint8Array> {
+  const buffer = Buffer.alloc(bytes);
+  const { bytesRead } = await readFd(fd, buffer, 0, bytes, 0);
+  return buffer.subarray(0, bytesRead);
 }
 
 /** Formats lines `offset…` as `N| text`, stopping at `limit` lines or the character cap. */
@@ -112,55 +112,69 @@ export function createReadFileTool(options: ReadFileToolOptions) {
     async execute(args, ctx): Promise<ToolResult> {
       const resolved = options.policy.resolve(args.path, 'read');
       if (!resolved.ok) return fail(resolved.error);
-      const file = resolved.path;
-
-      let stat: BigIntStats;
+      // The look before the open only words the usual mistakes; what is read is decided on the opened fd.
+      const seen = fs.statSync(resolved.path, { throwIfNoEntry: false });
+      if (!seen) return fail(`File not found: ${args.path}`);
+      if (seen.isDirectory()) return fail(`${args.path} is a directory. Use list_dir to see its contents.`);
+      if (!seen.isFile()) return fail(`${args.path} is not a regular file.`);
+      let opened: CheckedFile;
       try {
-        stat = await fs.stat(file, { bigint: true });
-      } catch {
-        return fail(`File not found: ${args.path}`);
+        opened = openCheckedFile(resolved.path, policyCheck(options.policy, 'read'));
+      } catch (error) {
+        return fail(openFailure(error, args.path));
       }
-      if (stat.isDirectory()) return fail(`${args.path} is a directory. Use list_dir to see its contents.`);
-      if (!stat.isFile()) return fail(`${args.path} is not a regular file.`);
-      if (stat.size > BigInt(MAX_READ_BYTES)) {
-        return fail(
-          `${args.path} is ${stat.size} bytes, over the 100 MiB read limit. Use exec with head, tail or grep.`,
-        );
+      try {
+        return await readOpened(opened, resolved.path, args, ctx.sessionKey);
+      } finally {
+        fs.closeSync(opened.fd);
       }
-
-      const offset = args.offset ?? 1;
-      const limit = args.limit ?? DEFAULT_READ_LIMIT;
-      // Inode + mtime (ns) + size: atomic writes replace the inode, so any edit changes the fingerprint.
-      const fingerprint = `${stat.ino}:${stat.mtimeNs}:${stat.size}`;
-      const key = `${ctx.sessionKey ?? ''}\0${file}`;
-      const window = `${offset}:${limit}`;
-      const previous = lastReads.get(key);
-      if (!args.force && previous?.fingerprint === fingerprint && previous.window === window) {
-        return ok(`[File unchanged since last read: ${args.path}]`);
-      }
-
-      const mimeType = IMAGE_TYPES[path.extname(file).toLowerCase()];
-      let result: ToolResult;
-      if (mimeType) {
-        const data = await fs.readFile(file);
-        result = ok([
-          { type: 'text', text: `Image file: ${args.path} (${data.length} bytes, ${mimeType})` },
-          { type: 'image_url', image_url: { url: `data:${mimeType};base64,${data.toString('base64')}` } },
-        ]);
-      } else {
-        if (looksBinary(await readHead(file, 8192))) {
-          return fail(
-            `${args.path} is a binary file (${stat.size} bytes) and cannot be shown as text. ` +
-              'read_file reads text files and images (png, jpg, jpeg, gif, webp).',
-          );
-        }
-        const text = (await fs.readFile(file, 'utf8')).replace(/^\uFEFF/, '');
-        const formatted = formatLines(text, offset, limit);
-        if (formatted.startsWith('Error:')) return fail(formatted);
-        result = ok(formatted);
-      }
-      lastReads.set(key, { fingerprint, window });
-      return result;
     },
   });
+
+  /** Everything below reads the one opened fd: the size check, the binary sniff, the image and the text. */
+  async function readOpened(
+    opened: CheckedFile,
+    file: string,
+    args: z.infer<typeof parameters>,
+    sessionKey: string | undefined,
+  ): Promise<ToolResult> {
+    const stat = fs.fstatSync(opened.fd, { bigint: true });
+    if (stat.size > BigInt(MAX_READ_BYTES)) {
+      return fail(`${args.path} is ${stat.size} bytes, over the 100 MiB read limit. Use exec with head, tail or grep.`);
+    }
+
+    const offset = args.offset ?? 1;
+    const limit = args.limit ?? DEFAULT_READ_LIMIT;
+    // Inode + mtime (ns) + size: atomic writes replace the inode, so any edit changes the fingerprint.
+    const fingerprint = `${stat.ino}:${stat.mtimeNs}:${stat.size}`;
+    const key = `${sessionKey ?? ''}\0${file}`;
+    const window = `${offset}:${limit}`;
+    const previous = lastReads.get(key);
+    if (!args.force && previous?.fingerprint === fingerprint && previous.window === window) {
+      return ok(`[File unchanged since last read: ${args.path}]`);
+    }
+
+    const mimeType = IMAGE_TYPES[path.extname(file).toLowerCase()];
+    let result: ToolResult;
+    if (mimeType) {
+      const data = await readWholeFd(opened.fd);
+      result = ok([
+        { type: 'text', text: `Image file: ${args.path} (${data.length} bytes, ${mimeType})` },
+        { type: 'image_url', image_url: { url: `data:${mimeType};base64,${data.toString('base64')}` } },
+      ]);
+    } else {
+      if (looksBinary(await readHead(opened.fd, 8192))) {
+        return fail(
+          `${args.path} is a binary file (${stat.size} bytes) and cannot be shown as text. ` +
+            'read_file reads text files and images (png, jpg, jpeg, gif, webp).',
+        );
+      }
+      const text = (await readWholeFd(opened.fd, 'utf8')).replace(/^\uFEFF/, '');
+      const formatted = formatLines(text, offset, limit);
+      if (formatted.startsWith('Error:')) return fail(formatted);
+      result = ok(formatted);
+    }
+    lastReads.set(key, { fingerprint, window });
+    return result;
+  }
 }

@@ -2,13 +2,12 @@
  * find_files: locate files (or directories) by name fragment, glob or type, honouring .gitignore like
  * grep. Results are workspace-relative, sorted by path or newest first, and paged with head_limit/offset.
  */
-import fs from 'node:fs';
 import { z } from 'zod';
 import type { PathPolicy } from '../../security/workspace.js';
 import { defineTool, fail, ok, type ToolResult } from '../types.js';
 import { fileTypeMatcher } from './file-types.js';
-import { globMatcher, pagingNote, queryMatcher, resolveSearchRoot, TimeSlicer } from './search-common.js';
-import { entriesUnder, type WalkEntry, type WalkResult } from './walk.js';
+import { globMatcher, pagingNote, queryMatcher, resolveSearchRoot, searchFailure } from './search-common.js';
+import { type WalkEntry, type WalkState, walkSearchRoot } from './walk.js';
 
 export const DEFAULT_FIND_HEAD_LIMIT = 200;
 
@@ -48,15 +47,12 @@ interface Found {
   display: string;
 }
 
-async function newestFirst(found: Found[], signal: AbortSignal): Promise<Found[]> {
-  const slicer = new TimeSlicer(signal);
-  const mtimes = new Map<Found, number>();
-  for (const item of found) {
-    await slicer.tick();
-    mtimes.set(item, fs.lstatSync(item.entry.absolute, { throwIfNoEntry: false })?.mtimeMs ?? 0);
-  }
-  return [...found].sort((a, b) => (mtimes.get(b) ?? 0) - (mtimes.get(a) ?? 0) || (a.display < b.display ? -1 : 1));
-}
+// Modification times were taken by the walk, through each entry's opened parent.
+const newestFirst = (found: Found[]): Found[] =>
+  [...found].sort((a, b) => (b.entry.mtimeMs ?? 0) - (a.entry.mtimeMs ?? 0) || (a.display < b.display ? -1 : 1));
+
+const byRelative = (a: Found, b: Found): number =>
+  a.entry.relative < b.entry.relative ? -1 : a.entry.relative > b.entry.relative ? 1 : 0;
 
 export function createFindFilesTool(options: FindFilesToolOptions) {
   return defineTool({
@@ -76,23 +72,25 @@ export function createFindFilesTool(options: FindFilesToolOptions) {
       const matchesGlob = globMatcher(args.glob);
       const matchesQuery = queryMatcher(args.query);
 
-      let walked: WalkResult;
-      try {
-        walked = await entriesUnder(target, { includeDirs: wantDirs, signal: ctx.signal });
-      } catch (error) {
-        return fail(`search failed: ${error instanceof Error ? error.message : String(error)}`);
-      }
-
+      const byMtime = args.sort === 'mtime' || args.sort === 'modified';
+      const walked: WalkState = { truncated: false };
       let found: Found[] = [];
-      for (const entry of walked.entries) {
-        if (entry.isDir !== wantDirs) continue;
-        const display = target.display(entry.relative);
-        if (matchesType && !matchesType(entry.name)) continue;
-        if (matchesGlob && !matchesGlob(entry.name, entry.relative, display)) continue;
-        if (matchesQuery && !matchesQuery(entry.name, display)) continue;
-        found.push({ entry, display });
+      try {
+        const options = { includeDirs: wantDirs, withMtime: byMtime, signal: ctx.signal };
+        for await (const batch of walkSearchRoot(target, options, walked)) {
+          for (const entry of batch) {
+            if (entry.isDir !== wantDirs) continue;
+            const display = target.display(entry.relative);
+            if (matchesType && !matchesType(entry.name)) continue;
+            if (matchesGlob && !matchesGlob(entry.name, entry.relative, display)) continue;
+            if (matchesQuery && !matchesQuery(entry.name, display)) continue;
+            found.push({ entry, display });
+          }
+        }
+      } catch (error) {
+        return fail(searchFailure(error));
       }
-      if (args.sort === 'mtime' || args.sort === 'modified') found = await newestFirst(found, ctx.signal);
+      found = byMtime ? newestFirst(found) : found.sort(byRelative);
 
       const partial = walked.truncated
         ? '\n(the tree is very large and was only partly searched; give a narrower path)'

@@ -40,14 +40,15 @@ let sharedBuffer: Buffer | undefined;
 
 /**
  * The file's bytes as a view of the shared buffer, valid until the next call. Synchronous on purpose
- * (see TimeSlicer in search-common.ts); O_NONBLOCK keeps a FIFO swapped in after the walk from hanging.
+ * (see TimeSlicer in search-common.ts). `open` is the walk's anchored open (O_NOFOLLOW | O_NONBLOCK, regular
+ * files only), so a file swapped for a link or a FIFO after the walk listed it is skipped, never followed.
  */
-function readSmallFile(file: string): Buffer | 'large' | 'unreadable' {
+function readSmallFile(open: () => number): Buffer | 'large' | 'unreadable' {
   sharedBuffer ??= Buffer.allocUnsafe(MAX_GREP_FILE_BYTES + 1);
   const readBuffer = sharedBuffer;
   let fd: number | undefined;
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    fd = open();
     let filled = 0;
     while (filled < readBuffer.length) {
       const bytesRead = fs.readSync(fd, readBuffer, filled, readBuffer.length - filled, null);
@@ -72,8 +73,9 @@ export function clipLine(text: string, at = 0): string {
 
 const stripCr = (line: string): string => (line.endsWith('\r') ? line.slice(0, -1) : line);
 
-export function scanFile(file: string, options: ScanOptions): FileScan {
-  const data = readSmallFile(file);
+/** Scans the file `open` opens (it returns an fd, which is closed here). */
+export function scanFile(open: () => number, options: ScanOptions): FileScan {
+  const data = readSmallFile(open);
   if (data === 'large' || data === 'unreadable') return { kind: 'skipped', reason: data };
   if (data.subarray(0, BINARY_SNIFF_BYTES).includes(0)) return { kind: 'skipped', reason: 'binary' };
   if (options.pattern.literal && !data.includes(options.pattern.literal)) {

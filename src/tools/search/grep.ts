@@ -9,8 +9,8 @@ import { defineTool, fail, ok, type ToolResult } from '../types.js';
 import { fileTypeMatcher } from './file-types.js';
 import { compileGrepPattern } from './grep-pattern.js';
 import { MAX_GREP_FILE_BYTES, type MatchHit, scanFile } from './grep-scan.js';
-import { globMatcher, pagingNote, resolveSearchRoot, TimeSlicer } from './search-common.js';
-import { entriesUnder, type WalkResult } from './walk.js';
+import { globMatcher, pagingNote, resolveSearchRoot, searchFailure, TimeSlicer } from './search-common.js';
+import { type WalkState, walkSearchRoot } from './walk.js';
 
 export const DEFAULT_GREP_HEAD_LIMIT = 250;
 const MAX_CONTEXT_LINES = 20;
@@ -112,18 +112,6 @@ export function createGrepTool(options: GrepToolOptions) {
       const matchesGlob = globMatcher(args.glob);
       const matchesType = fileTypeMatcher(args.type);
 
-      let walked: WalkResult;
-      try {
-        walked = await entriesUnder(target, { signal: ctx.signal });
-      } catch (error) {
-        return fail(`search failed: ${error instanceof Error ? error.message : String(error)}`);
-      }
-      const candidates = walked.entries.filter(
-        (entry) =>
-          (!matchesGlob || matchesGlob(entry.name, entry.relative, target.display(entry.relative))) &&
-          (!matchesType || matchesType(entry.name)),
-      );
-
       const results: FileResult[] = [];
       let found = 0;
       let skippedLarge = 0;
@@ -136,22 +124,27 @@ export function createGrepTool(options: GrepToolOptions) {
       };
       // Sorted order, stopping once the page (plus one result, to know if there is more) is filled.
       const slicer = new TimeSlicer(ctx.signal);
+      const walked: WalkState = { truncated: false };
       try {
-        for (const entry of candidates) {
-          if (found >= need) break;
-          await slicer.tick();
-          const scan = scanFile(entry.absolute, scanOptions);
-          if (scan.kind === 'skipped') {
-            if (scan.reason === 'large') skippedLarge++;
-            continue;
+        search: for await (const batch of walkSearchRoot(target, { signal: ctx.signal }, walked)) {
+          for (const entry of batch) {
+            if (found >= need) break search;
+            if (matchesGlob && !matchesGlob(entry.name, entry.relative, target.display(entry.relative))) continue;
+            if (matchesType && !matchesType(entry.name)) continue;
+            await slicer.tick();
+            const scan = scanFile(entry.open, scanOptions);
+            if (scan.kind === 'skipped') {
+              if (scan.reason === 'large') skippedLarge++;
+              continue;
+            }
+            if (scan.matchCount === 0) continue;
+            const display = target.display(entry.relative);
+            results.push({ display, matchCount: scan.matchCount, hits: scan.hits });
+            found += mode === 'content' ? scan.hits.length : 1;
           }
-          if (scan.matchCount === 0) continue;
-          const display = target.display(entry.relative);
-          results.push({ display, matchCount: scan.matchCount, hits: scan.hits });
-          found += mode === 'content' ? scan.hits.length : 1;
         }
       } catch (error) {
-        return fail(`search failed: ${error instanceof Error ? error.message : String(error)}`);
+        return fail(searchFailure(error));
       }
 
       const notes: string[] = [];

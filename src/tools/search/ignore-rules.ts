@@ -3,10 +3,12 @@
  * it, deeper files winning, as in git; rules above the search root are loaded too (up to the repository
  * root, never above the workspace) so searching `src/` still honours the project's top-level .gitignore.
  */
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import { isPathInside } from '../../security/workspace.js';
+import { WorkspaceFs } from '../../security/workspace-fs.js';
+
+const MAX_GITIGNORE_BYTES = 1024 * 1024;
 
 /** One .gitignore and how to turn a path relative to the search root into a path relative to it. */
 interface IgnoreLevel {
@@ -23,16 +25,23 @@ export class IgnoreRules {
 
   static readonly empty = new IgnoreRules([]);
 
-  /** Rules of `root`'s ancestors, nearest last, stopping at a `.git` repository root or at `stopAt`. */
-  static async forAncestorsOf(root: string, stopAt: string | undefined): Promise<IgnoreRules> {
+  /**
+   * Rules of `root`'s ancestors, nearest last, stopping at a `.git` repository root or at `stopAt` (the real
+   * workspace). Only ancestors inside `stopAt` are read, through the workspace-file layer (never through a link).
+   */
+  static forAncestorsOf(root: string, stopAt: string): IgnoreRules {
     const levels: IgnoreLevel[] = [];
+    const workspace = new WorkspaceFs(stopAt);
+    const relativeTo = (dir: string): string => path.relative(stopAt, dir);
     let dir = root;
     for (let depth = 0; depth < 64; depth++) {
-      if (stopAt !== undefined && (dir === stopAt || !isPathInside(dir, stopAt))) break;
-      if (await exists(path.join(dir, '.git'))) break;
+      if (dir === stopAt || !isPathInside(dir, stopAt)) break;
+      if (lookSafely(() => workspace.lstatSync(path.join(relativeTo(dir), '.git'))) !== undefined) break;
       const parent = path.dirname(dir);
       if (parent === dir) break;
-      const text = await fs.readFile(path.join(parent, '.gitignore'), 'utf8').catch(() => undefined);
+      const text = lookSafely(() =>
+        workspace.readTextIfExistsSync(path.join(relativeTo(parent), '.gitignore'), { maxBytes: MAX_GITIGNORE_BYTES }),
+      );
       if (text !== undefined) {
         const below = path.relative(parent, root).split(path.sep).join('/');
         levels.unshift({ rules: ignore({ ignorecase: false }).add(text), prefix: `${below}/`, strip: 0 });
@@ -62,9 +71,11 @@ export class IgnoreRules {
   }
 }
 
-async function exists(target: string): Promise<boolean> {
-  return fs.lstat(target).then(
-    () => true,
-    () => false,
-  );
+/** A refused or unreadable ignore file counts as absent: it only ever narrows what is searched. */
+function lookSafely<T>(look: () => T): T | undefined {
+  try {
+    return look();
+  } catch {
+    return undefined;
+  }
 }

@@ -2,6 +2,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
+import { policyCheck, type RealPathCheck } from '../../security/checked-open.js';
 import { isPathInside, type PathPolicy, realpathNearest } from '../../security/workspace.js';
 
 export interface SearchRoot {
@@ -14,6 +15,11 @@ export interface SearchRoot {
    * workspace-relative when inside the workspace, absolute otherwise. Computed once, not per file.
    */
   display: (relative: string) => string;
+  /**
+   * Decides on what the walk actually opened: it must be `root` itself (the path checked here), still allowed by
+   * the policy. A root swapped for a link or another directory in between is refused, not searched.
+   */
+  check: RealPathCheck;
 }
 
 /** Resolves the `path` argument for reading; a string is an error for the model. */
@@ -25,8 +31,21 @@ export async function resolveSearchRoot(policy: PathPolicy, input: string | unde
   if (!stat) return `Error: path not found: ${requested}`;
   if (!stat.isFile() && !stat.isDirectory()) return `Error: ${requested} is neither a file nor a directory.`;
   const realWorkspace = realpathNearest(policy.workspace);
-  const dir = stat.isFile() ? path.dirname(resolved.path) : resolved.path;
-  return { root: resolved.path, isFile: stat.isFile(), realWorkspace, display: displayUnder(dir, realWorkspace) };
+  const root = resolved.path;
+  const dir = stat.isFile() ? path.dirname(root) : root;
+  const allowed = policyCheck(policy, 'read');
+  const check: RealPathCheck = (real) => {
+    const verdict = allowed(real);
+    if (verdict !== true) return verdict;
+    return real === root ? true : `Error: ${requested} changed while it was being searched; search again.`;
+  };
+  return { root, isFile: stat.isFile(), realWorkspace, display: displayUnder(dir, realWorkspace), check };
+}
+
+/** The model's message for a failed search; a refusal of the root carries the policy's own verdict. */
+export function searchFailure(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return `search failed: ${text.replace(/^refusing [^:]*: Error: /, '')}`;
 }
 
 function displayUnder(dir: string, realWorkspace: string): (relative: string) => string {

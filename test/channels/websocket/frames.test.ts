@@ -216,8 +216,9 @@ describe('WebSocket channel: client frames', () => {
   it('serves a file the agent sent by reference, as a download, with the token', async () => {
     const started = await open();
     const { c, defaultChat: chatId } = await started.client();
-    const file = join(started.dataDir, 'chart.svg');
-    const { writeFileSync } = await import('node:fs');
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    mkdirSync(join(started.dataDir, 'media', 'outbound', '1-a'), { recursive: true });
+    const file = join(started.dataDir, 'media', 'outbound', '1-a', 'chart.svg');
     writeFileSync(file, '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
     await started.channel.send({ channel: 'websocket', chatId, content: 'here', media: [file] });
     const message = await c.next(isEvent('message'));
@@ -229,6 +230,26 @@ describe('WebSocket channel: client frames', () => {
     // Never rendered as a document of this origin.
     expect(res.headers.get('content-type')).toBe('application/octet-stream');
     expect(res.headers.get('content-disposition')).toMatch(/^attachment/);
+    expect(await res.text()).toContain('<svg');
     expect((await api(started, '/api/media/AAAAAAAAAAAAAAAAAAAAAAAA')).status).toBe(404);
+  });
+
+  it('serves only files inside the media dir, decided on the opened file', async () => {
+    const started = await open();
+    const { c, defaultChat: chatId } = await started.client();
+    const { mkdirSync, symlinkSync, writeFileSync } = await import('node:fs');
+    const secret = join(started.dataDir, 'config.json');
+    writeFileSync(secret, '{"apiKey":"sk-SECRET"}');
+    mkdirSync(join(started.dataDir, 'media', 'outbound'), { recursive: true });
+    const linkOut = join(started.dataDir, 'media', 'outbound', 'link.txt');
+    symlinkSync(secret, linkOut);
+    for (const path of [secret, linkOut, join(started.dataDir, 'media', '..', 'config.json')]) {
+      await started.channel.send({ channel: 'websocket', chatId, content: 'here', media: [path] });
+      const message = await c.next(isEvent('message'));
+      const link = message.event === 'message' ? message.media?.[0] : undefined;
+      const res = await api(started, link?.url ?? '');
+      expect(res.status).toBe(404);
+      expect(await res.text()).not.toContain('SECRET');
+    }
   });
 });

@@ -1,0 +1,457 @@
+/**
+ * The one workspace-file layer: every host-side read, write, rename, delete, listing and stat that nanobot's own
+ * code makes on a path under the workspace goes through here. Paths are resolved beneath the root without ever
+ * following a symlink out of it (see workspace-resolve.ts), files are opened O_NOFOLLOW | O_NONBLOCK and must be
+ * regular files, and entries are created, renamed and unlinked through an anchor bound to their opened parent.
+ *
+ * The syscalls are synchronous (nanobot's own workspace files are small and local); the async methods wrap them
+ * so callers need not care. Tools that stream big files take an fd from `openFile` and read it themselves.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  closeDir,
+  type DirRef,
+  entryPath,
+  errorCode,
+  isInsideRoot,
+  kindOf,
+  openDirRef,
+  openRoot,
+  type Resolved,
+  type Root,
+  resolveBeneath,
+  WorkspaceEscapeError,
+  WorkspaceFileTypeError,
+} from './workspace-resolve.js';
+
+export {
+  isNotFound,
+  WorkspaceEscapeError,
+  WorkspaceFileTypeError,
+  WorkspaceFsError,
+} from './workspace-resolve.js';
+
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW = 0, O_NONBLOCK = 0, O_NOCTTY = 0 } = fs.constants;
+
+export interface WriteOptions {
+  /** Mode of a file this call creates (atomic writes also chmod to it). Default: the old file's mode, else 0644. */
+  mode?: number;
+  /** Mode of directories this call creates. Default 0755. */
+  dirMode?: number;
+}
+
+export interface ReadOptions {
+  /** Refuse files larger than this many bytes (a planted huge file must not be read into memory). */
+  maxBytes?: number;
+}
+
+export interface WorkspaceDirent {
+  name: string;
+  kind: 'file' | 'directory' | 'symlink' | 'other';
+}
+
+/** Test seam: the write syscall, so a short write can be simulated. */
+export type WriteSyscall = (fd: number, data: Uint8Array, offset: number, length: number) => number;
+
+export interface WorkspaceFsOptions {
+  writeSync?: WriteSyscall;
+}
+
+/** An opened regular file inside the workspace. The caller closes `fd`. */
+export interface OpenedFile {
+  fd: number;
+  realPath: string;
+  size: number;
+}
+
+const toBuffer = (data: string | Uint8Array): Buffer =>
+  typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+
+export class WorkspaceFs {
+  readonly root: string;
+  private readonly writeSyscall: WriteSyscall;
+
+  constructor(root: string, options: WorkspaceFsOptions = {}) {
+    this.root = path.resolve(root);
+    this.writeSyscall = options.writeSync ?? ((fd, data, offset, length) => fs.writeSync(fd, data, offset, length));
+  }
+
+  /** Absolute (unverified) path of `rel`, for messages and for handing to code that stays inside the layer. */
+  pathOf(rel: string): string {
+    return path.resolve(this.root, rel);
+  }
+
+  // ---- core: run `use` with the resolved entry, closing every fd afterwards ----
+
+  private at<T>(rel: string, follow: boolean, createDirs: number | undefined, use: (r: Resolved, root: Root) => T): T {
+    const root = openRoot(this.root);
+    try {
+      const resolved = resolveBeneath(root, rel, { followLast: follow, createDirs });
+      try {
+        return use(resolved, root);
+      } finally {
+        if (resolved.parent !== root) closeDir(resolved.parent);
+      }
+    } finally {
+      closeDir(root);
+    }
+  }
+
+  private shown(rel: string): string {
+    return this.pathOf(rel);
+  }
+
+  /** Opens the final entry O_NOFOLLOW | O_NONBLOCK and requires a regular file; the fd's real path is verified. */
+  private openIn(r: Resolved, root: Root, rel: string, flags: number, mode?: number): OpenedFile {
+    let fd: number;
+    try {
+      fd = fs.openSync(entryPath(r.parent, r.name), flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, mode);
+    } catch (error) {
+      if (errorCode(error) === 'ELOOP') {
+        throw new WorkspaceEscapeError(this.shown(rel), undefined, 'it is a symbolic link (it changed while opening)');
+      }
+      if (errorCode(error) === 'ENXIO') throw new WorkspaceFileTypeError(this.shown(rel), 'FIFO or socket', 'file');
+      throw error;
+    }
+    try {
+      const stats = fs.fstatSync(fd);
+      if (!stats.isFile()) throw new WorkspaceFileTypeError(this.shown(rel), kindOf(stats), 'regular file');
+      const realPath = realPathOfFd(fd, path.join(r.parent.real, r.name));
+      if (!isInsideRoot(root, realPath)) throw new WorkspaceEscapeError(this.shown(rel), realPath);
+      return { fd, realPath, size: stats.size };
+    } catch (error) {
+      fs.closeSync(fd);
+      throw error;
+    }
+  }
+
+  /** Opens a regular file for reading (for tools that stream); the caller closes the fd. */
+  openFile(rel: string): OpenedFile {
+    return this.at(rel, true, undefined, (r, root) => this.openIn(r, root, rel, O_RDONLY));
+  }
+
+  // ---- reads ----
+
+  readFileSync(rel: string, options: ReadOptions = {}): Buffer {
+    const file = this.openFile(rel);
+    try {
+      if (options.maxBytes !== undefined && file.size > options.maxBytes) {
+        throw new WorkspaceFileTypeError(
+          this.shown(rel),
+          `file of ${file.size} bytes`,
+          `file of at most ${options.maxBytes} bytes`,
+        );
+      }
+      return fs.readFileSync(file.fd);
+    } finally {
+      fs.closeSync(file.fd);
+    }
+  }
+
+  readTextSync(rel: string, options?: ReadOptions): string {
+    return this.readFileSync(rel, options).toString('utf8');
+  }
+
+  /** Text of `rel`, or undefined when it does not exist. Refusals (links out, FIFOs) still throw. */
+  readTextIfExistsSync(rel: string, options?: ReadOptions): string | undefined {
+    try {
+      return this.readTextSync(rel, options);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return undefined;
+      throw error;
+    }
+  }
+
+  async readFile(rel: string, options?: ReadOptions): Promise<Buffer> {
+    return this.readFileSync(rel, options);
+  }
+
+  async readText(rel: string, options?: ReadOptions): Promise<string> {
+    return this.readTextSync(rel, options);
+  }
+
+  async readTextIfExists(rel: string, options?: ReadOptions): Promise<string | undefined> {
+    return this.readTextIfExistsSync(rel, options);
+  }
+
+  // ---- metadata ----
+
+  /** lstat of the entry itself (a link is reported as a link), or undefined when missing. */
+  lstatSync(rel: string): fs.Stats | undefined {
+    try {
+      return this.at(rel, false, undefined, (r) => r.stats);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return undefined;
+      throw error;
+    }
+  }
+
+  /** stat following links that stay inside, or undefined when missing. A link out throws WorkspaceEscapeError. */
+  statSync(rel: string): fs.Stats | undefined {
+    try {
+      return this.at(rel, true, undefined, (r) => r.stats);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return undefined;
+      throw error;
+    }
+  }
+
+  async stat(rel: string): Promise<fs.Stats | undefined> {
+    return this.statSync(rel);
+  }
+
+  async lstat(rel: string): Promise<fs.Stats | undefined> {
+    return this.lstatSync(rel);
+  }
+
+  /** True when `rel` is a regular file reachable inside the workspace (a link out counts as absent). */
+  isFileSync(rel: string): boolean {
+    try {
+      return this.statSync(rel)?.isFile() ?? false;
+    } catch (error) {
+      if (error instanceof WorkspaceEscapeError) return false;
+      throw error;
+    }
+  }
+
+  // ---- directories ----
+
+  /** Runs `use` with a verified anchor for directory `rel` (created with `createMode` when given). */
+  withDirectorySync<T>(rel: string, use: (dir: DirRef) => T, createMode?: number): T {
+    if (path.resolve(this.root, rel) === this.root) {
+      const root = openRoot(this.root);
+      try {
+        return use(root);
+      } finally {
+        closeDir(root);
+      }
+    }
+    return this.at(rel, true, createMode, (r, root) => {
+      if (r.stats === undefined && createMode !== undefined) {
+        try {
+          fs.mkdirSync(entryPath(r.parent, r.name), { mode: createMode });
+        } catch (error) {
+          if (errorCode(error) !== 'EEXIST') throw error;
+        }
+      }
+      const dir = openDirRef(entryPath(r.parent, r.name), false, this.shown(rel));
+      try {
+        if (!isInsideRoot(root, dir.real)) throw new WorkspaceEscapeError(this.shown(rel), dir.real);
+        return use(dir);
+      } finally {
+        closeDir(dir);
+      }
+    });
+  }
+
+  mkdirSync(rel: string, options: { mode?: number } = {}): void {
+    this.withDirectorySync(rel, () => undefined, options.mode ?? 0o755);
+  }
+
+  async mkdir(rel: string, options?: { mode?: number }): Promise<void> {
+    this.mkdirSync(rel, options);
+  }
+
+  /** Entries of directory `rel`, typed without following links. */
+  readdirSync(rel: string): WorkspaceDirent[] {
+    return this.withDirectorySync(rel, (dir) =>
+      fs.readdirSync(dir.anchor, { withFileTypes: true }).map((d) => ({
+        name: d.name,
+        kind: d.isFile() ? 'file' : d.isDirectory() ? 'directory' : d.isSymbolicLink() ? 'symlink' : 'other',
+      })),
+    );
+  }
+
+  /** Entries of `rel`, or [] when it does not exist. */
+  readdirIfExistsSync(rel: string): WorkspaceDirent[] {
+    try {
+      return this.readdirSync(rel);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return [];
+      throw error;
+    }
+  }
+
+  async readdir(rel: string): Promise<WorkspaceDirent[]> {
+    return this.readdirSync(rel);
+  }
+
+  async readdirIfExists(rel: string): Promise<WorkspaceDirent[]> {
+    return this.readdirIfExistsSync(rel);
+  }
+
+  // ---- writes ----
+
+  /** Replaces `rel` atomically (temp + fsync + rename in the anchored parent). A link at `rel` is replaced, not followed. */
+  writeFileAtomicSync(rel: string, data: string | Uint8Array, options: WriteOptions = {}): void {
+    this.at(rel, false, options.dirMode ?? 0o755, (r) => {
+      const oldMode = r.stats?.isFile() ? r.stats.mode & 0o7777 : undefined;
+      const mode = options.mode ?? oldMode ?? 0o644;
+      const tmpName = `.${r.name}.${randomBytes(6).toString('hex')}.tmp`;
+      const tmp = entryPath(r.parent, tmpName);
+      const fd = fs.openSync(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK, mode);
+      try {
+        this.writeAll(fd, toBuffer(data), rel);
+        fs.fchmodSync(fd, mode);
+        fs.fsyncSync(fd);
+      } catch (error) {
+        fs.closeSync(fd);
+        fs.rmSync(tmp, { force: true });
+        throw error;
+      }
+      fs.closeSync(fd);
+      try {
+        fs.renameSync(tmp, entryPath(r.parent, r.name));
+      } catch (error) {
+        fs.rmSync(tmp, { force: true });
+        throw error;
+      }
+      syncDir(r.parent);
+    });
+  }
+
+  async writeFileAtomic(rel: string, data: string | Uint8Array, options?: WriteOptions): Promise<void> {
+    this.writeFileAtomicSync(rel, data, options);
+  }
+
+  /**
+   * Appends `data` whole or not at all: a short or failed write truncates the file back to its old length and
+   * throws. Follows a final link only when it stays inside; creates the file with `mode`.
+   */
+  appendFileSync(rel: string, data: string | Uint8Array, options: WriteOptions = {}): void {
+    this.at(rel, true, options.dirMode ?? 0o755, (r, root) => {
+      const file = this.openIn(r, root, rel, O_WRONLY | O_APPEND | O_CREAT, options.mode ?? 0o644);
+      try {
+        try {
+          this.writeAll(file.fd, toBuffer(data), rel);
+        } catch (error) {
+          fs.ftruncateSync(file.fd, file.size);
+          throw error;
+        }
+      } finally {
+        fs.closeSync(file.fd);
+      }
+    });
+  }
+
+  async appendFile(rel: string, data: string | Uint8Array, options?: WriteOptions): Promise<void> {
+    this.appendFileSync(rel, data, options);
+  }
+
+  private writeAll(fd: number, buffer: Buffer, rel: string): void {
+    let offset = 0;
+    while (offset < buffer.length) {
+      const written = this.writeSyscall(fd, buffer, offset, buffer.length - offset);
+      if (!(written > 0)) {
+        throw Object.assign(new Error(`short write to ${this.shown(rel)}: ${offset} of ${buffer.length} bytes`), {
+          code: 'EIO',
+        });
+      }
+      offset += written;
+    }
+  }
+
+  /** Sets the mode of an existing regular file (never through a link). */
+  chmodSync(rel: string, mode: number): void {
+    this.at(rel, false, undefined, (r) => {
+      if (!r.stats?.isFile()) return;
+      fs.chmodSync(entryPath(r.parent, r.name), mode);
+    });
+  }
+
+  // ---- deletes and renames ----
+
+  /** Removes the entry itself (a link is removed, never its target). Missing is not an error. */
+  unlinkSync(rel: string): void {
+    this.at(rel, false, undefined, (r) => {
+      if (r.stats === undefined) return;
+      if (r.stats.isDirectory()) throw new WorkspaceFileTypeError(this.shown(rel), 'directory', 'file');
+      fs.unlinkSync(entryPath(r.parent, r.name));
+    });
+  }
+
+  async unlink(rel: string): Promise<void> {
+    this.unlinkSync(rel);
+  }
+
+  /** Removes `rel` and, for a directory, everything under it, walking only through opened directories. */
+  rmSync(rel: string): void {
+    try {
+      this.at(rel, false, undefined, (r) => removeEntry(r.parent, r.name, r.stats));
+    } catch (error) {
+      if (errorCode(error) !== 'ENOENT' && errorCode(error) !== 'ENOTDIR') throw error;
+    }
+  }
+
+  async rm(rel: string): Promise<void> {
+    this.rmSync(rel);
+  }
+
+  /** Renames an entry (the entry itself, links included) between two anchored parents. */
+  renameSync(from: string, to: string, options: WriteOptions = {}): void {
+    this.at(from, false, undefined, (src) => {
+      if (src.stats === undefined) {
+        throw Object.assign(new Error(`ENOENT: no such file, ${this.shown(from)}`), { code: 'ENOENT' });
+      }
+      this.at(to, false, options.dirMode ?? 0o755, (dst) => {
+        fs.renameSync(entryPath(src.parent, src.name), entryPath(dst.parent, dst.name));
+      });
+    });
+  }
+
+  async rename(from: string, to: string, options?: WriteOptions): Promise<void> {
+    this.renameSync(from, to, options);
+  }
+}
+
+function removeEntry(parent: DirRef, name: string, stats: fs.Stats | undefined): void {
+  if (stats === undefined) return;
+  const at = entryPath(parent, name);
+  if (!stats.isDirectory()) {
+    fs.unlinkSync(at);
+    return;
+  }
+  const dir = openDirRef(at, false, at);
+  try {
+    for (const child of fs.readdirSync(dir.anchor)) {
+      const childStats = fs.lstatSync(entryPath(dir, child));
+      removeEntry(dir, child, childStats);
+    }
+  } finally {
+    closeDir(dir);
+  }
+  fs.rmdirSync(at);
+}
+
+/** Where an open fd really is: /proc/self/fd on Linux, else the path we opened (checked by dev/ino). */
+function realPathOfFd(fd: number, opened: string): string {
+  try {
+    return fs.readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    const real = fs.realpathSync.native(opened);
+    const a = fs.fstatSync(fd);
+    const b = fs.statSync(real);
+    if (a.ino !== b.ino || a.dev !== b.dev) throw new WorkspaceEscapeError(opened, real, 'it changed while opening');
+    return real;
+  }
+}
+
+function syncDir(dir: DirRef): void {
+  try {
+    const fd = fs.openSync(dir.anchor, O_RDONLY);
+    try {
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    // Some filesystems refuse fsync on directories; the rename is still atomic there.
+  }
+}
+
+/** One WorkspaceFs per workspace root. */
+export function workspaceFs(root: string, options?: WorkspaceFsOptions): WorkspaceFs {
+  return new WorkspaceFs(root, options);
+}
