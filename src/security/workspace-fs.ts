@@ -27,19 +27,34 @@ import {
 } from './workspace-resolve.js';
 
 export {
+  closeDir as closeDirectory,
+  type DirRef,
+  entryPath,
   isNotFound,
   WorkspaceEscapeError,
   WorkspaceFileTypeError,
   WorkspaceFsError,
 } from './workspace-resolve.js';
 
-const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW = 0, O_NONBLOCK = 0, O_NOCTTY = 0 } = fs.constants;
+const {
+  O_RDONLY,
+  O_RDWR,
+  O_WRONLY,
+  O_CREAT,
+  O_EXCL,
+  O_APPEND,
+  O_NOFOLLOW = 0,
+  O_NONBLOCK = 0,
+  O_NOCTTY = 0,
+} = fs.constants;
 
 export interface WriteOptions {
   /** Mode of a file this call creates (atomic writes also chmod to it). Default: the old file's mode, else 0644. */
   mode?: number;
   /** Mode of directories this call creates. Default 0755. */
   dirMode?: number;
+  /** Appends: fsync before returning (atomic writes always fsync). */
+  fsync?: boolean;
 }
 
 export interface ReadOptions {
@@ -59,11 +74,47 @@ export interface WorkspaceFsOptions {
   writeSync?: WriteSyscall;
 }
 
-/** An opened regular file inside the workspace. The caller closes `fd`. */
-export interface OpenedFile {
-  fd: number;
-  realPath: string;
-  size: number;
+/** An opened regular file inside the workspace (its size as opened). The caller closes it. */
+export class WorkspaceFileHandle {
+  constructor(
+    readonly fd: number,
+    readonly realPath: string,
+    readonly size: number,
+  ) {}
+
+  /** Up to `length` bytes from `position` (fewer at end of file). */
+  read(length: number, position: number): Buffer {
+    const buffer = Buffer.alloc(length);
+    let done = 0;
+    while (done < length) {
+      const n = fs.readSync(this.fd, buffer, done, length - done, position + done);
+      if (n === 0) break;
+      done += n;
+    }
+    return buffer.subarray(0, done);
+  }
+
+  readAll(): Buffer {
+    return fs.readFileSync(this.fd);
+  }
+
+  write(data: string | Uint8Array, position: number): void {
+    const buffer = toBuffer(data);
+    let done = 0;
+    while (done < buffer.length) done += fs.writeSync(this.fd, buffer, done, buffer.length - done, position + done);
+  }
+
+  truncate(length: number): void {
+    fs.ftruncateSync(this.fd, length);
+  }
+
+  sync(): void {
+    fs.fsyncSync(this.fd);
+  }
+
+  close(): void {
+    fs.closeSync(this.fd);
+  }
 }
 
 const toBuffer = (data: string | Uint8Array): Buffer =>
@@ -104,7 +155,7 @@ export class WorkspaceFs {
   }
 
   /** Opens the final entry O_NOFOLLOW | O_NONBLOCK and requires a regular file; the fd's real path is verified. */
-  private openIn(r: Resolved, root: Root, rel: string, flags: number, mode?: number): OpenedFile {
+  private openIn(r: Resolved, root: Root, rel: string, flags: number, mode?: number): WorkspaceFileHandle {
     let fd: number;
     try {
       fd = fs.openSync(entryPath(r.parent, r.name), flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, mode);
@@ -120,16 +171,16 @@ export class WorkspaceFs {
       if (!stats.isFile()) throw new WorkspaceFileTypeError(this.shown(rel), kindOf(stats), 'regular file');
       const realPath = realPathOfFd(fd, path.join(r.parent.real, r.name));
       if (!isInsideRoot(root, realPath)) throw new WorkspaceEscapeError(this.shown(rel), realPath);
-      return { fd, realPath, size: stats.size };
+      return new WorkspaceFileHandle(fd, realPath, stats.size);
     } catch (error) {
       fs.closeSync(fd);
       throw error;
     }
   }
 
-  /** Opens a regular file for reading (for tools that stream); the caller closes the fd. */
-  openFile(rel: string): OpenedFile {
-    return this.at(rel, true, undefined, (r, root) => this.openIn(r, root, rel, O_RDONLY));
+  /** Opens an existing regular file for reading (or reading and writing: `update`); the caller closes the fd. */
+  openFile(rel: string, access: 'read' | 'update' = 'read'): WorkspaceFileHandle {
+    return this.at(rel, true, undefined, (r, root) => this.openIn(r, root, rel, access === 'read' ? O_RDONLY : O_RDWR));
   }
 
   // ---- reads ----
@@ -220,13 +271,22 @@ export class WorkspaceFs {
 
   /** Runs `use` with a verified anchor for directory `rel` (created with `createMode` when given). */
   withDirectorySync<T>(rel: string, use: (dir: DirRef) => T, createMode?: number): T {
+    const dir = this.openDirectorySync(rel, createMode);
+    try {
+      return use(dir);
+    } finally {
+      closeDir(dir);
+    }
+  }
+
+  /**
+   * Opens directory `rel` (created with `createMode` when given and missing) and keeps it open: use
+   * `entryPath(dir, name)` for anything inside, even across awaits, then `closeDirectory(dir)`.
+   */
+  openDirectorySync(rel: string, createMode?: number): DirRef {
     if (path.resolve(this.root, rel) === this.root) {
-      const root = openRoot(this.root);
-      try {
-        return use(root);
-      } finally {
-        closeDir(root);
-      }
+      if (createMode !== undefined) fs.mkdirSync(this.root, { recursive: true, mode: createMode });
+      return openRoot(this.root);
     }
     return this.at(rel, true, createMode, (r, root) => {
       if (r.stats === undefined && createMode !== undefined) {
@@ -237,12 +297,11 @@ export class WorkspaceFs {
         }
       }
       const dir = openDirRef(entryPath(r.parent, r.name), false, this.shown(rel));
-      try {
-        if (!isInsideRoot(root, dir.real)) throw new WorkspaceEscapeError(this.shown(rel), dir.real);
-        return use(dir);
-      } finally {
+      if (!isInsideRoot(root, dir.real)) {
         closeDir(dir);
+        throw new WorkspaceEscapeError(this.shown(rel), dir.real);
       }
+      return dir;
     });
   }
 
@@ -326,6 +385,7 @@ export class WorkspaceFs {
       try {
         try {
           this.writeAll(file.fd, toBuffer(data), rel);
+          if (options.fsync) fs.fsyncSync(file.fd);
         } catch (error) {
           fs.ftruncateSync(file.fd, file.size);
           throw error;
