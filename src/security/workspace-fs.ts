@@ -436,6 +436,16 @@ export class WorkspaceFs {
     this.unlinkSync(rel);
   }
 
+  /** Removes an empty directory (never through a link: a link there fails with ENOTDIR). */
+  rmdirSync(rel: string): void {
+    this.at(rel, false, undefined, (r) => {
+      if (r.stats === undefined) {
+        throw Object.assign(new Error(`ENOENT: no such directory, ${this.shown(rel)}`), { code: 'ENOENT' });
+      }
+      fs.rmdirSync(entryPath(r.parent, r.name));
+    });
+  }
+
   /** Removes `rel` and, for a directory, everything under it, walking only through opened directories. */
   rmSync(rel: string): void {
     try {
