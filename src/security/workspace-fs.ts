@@ -137,7 +137,7 @@ export class WorkspaceFs {
   // ---- core: run `use` with the resolved entry, closing every fd afterwards ----
 
   private at<T>(rel: string, follow: boolean, createDirs: number | undefined, use: (r: Resolved, root: Root) => T): T {
-    const root = openRoot(this.root);
+    const root = this.openRootFor(createDirs);
     try {
       const resolved = resolveBeneath(root, rel, { followLast: follow, createDirs });
       try {
@@ -147,6 +147,17 @@ export class WorkspaceFs {
       }
     } finally {
       closeDir(root);
+    }
+  }
+
+  /** The root itself comes from the config, not the workspace: a write creates it when missing. */
+  private openRootFor(createMode: number | undefined): Root {
+    try {
+      return openRoot(this.root);
+    } catch (error) {
+      if (createMode === undefined || errorCode(error) !== 'ENOENT') throw error;
+      fs.mkdirSync(this.root, { recursive: true, mode: createMode });
+      return openRoot(this.root);
     }
   }
 
@@ -284,10 +295,7 @@ export class WorkspaceFs {
    * `entryPath(dir, name)` for anything inside, even across awaits, then `closeDirectory(dir)`.
    */
   openDirectorySync(rel: string, createMode?: number): DirRef {
-    if (path.resolve(this.root, rel) === this.root) {
-      if (createMode !== undefined) fs.mkdirSync(this.root, { recursive: true, mode: createMode });
-      return openRoot(this.root);
-    }
+    if (path.resolve(this.root, rel) === this.root) return this.openRootFor(createMode);
     return this.at(rel, true, createMode, (r, root) => {
       if (r.stats === undefined && createMode !== undefined) {
         try {
