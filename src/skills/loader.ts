@@ -94,6 +94,11 @@ export class SkillsLoader {
     return skills.sort((a, b) => compareNames(a.name, b.name));
   }
 
+  /** The skill's SKILL.md text, read through the workspace-file layer (never through a link out of its folder). */
+  readInstructions(skill: Skill): string {
+    return readSkillFile(skillRoot(dirname(skill.dir)), basename(skill.dir));
+  }
+
   get(name: string): Skill | undefined {
     return this.list().find((skill) => skill.name === name);
   }
