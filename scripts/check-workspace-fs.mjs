@@ -17,6 +17,7 @@ const ROOT = rootAt > 0 ? process.argv[rootAt + 1] : join(import.meta.dirname, '
 const LAYER = new Set([
   'src/security/workspace-fs.ts',
   'src/security/workspace-resolve.ts',
+  'src/security/workspace-file-ops.ts',
   'src/security/checked-open.ts',
 ]);
 

@@ -11,6 +11,18 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
+  type ReadOptions,
+  realPathOfFd,
+  removeEntry,
+  syncDir,
+  toBuffer,
+  type WorkspaceDirent,
+  WorkspaceFileHandle,
+  type WorkspaceFsOptions,
+  type WriteOptions,
+  type WriteSyscall,
+} from './workspace-file-ops.js';
+import {
   closeDir,
   type DirRef,
   entryPath,
@@ -26,6 +38,14 @@ import {
   WorkspaceFileTypeError,
 } from './workspace-resolve.js';
 
+export {
+  type ReadOptions,
+  type WorkspaceDirent,
+  WorkspaceFileHandle,
+  type WorkspaceFsOptions,
+  type WriteOptions,
+  type WriteSyscall,
+} from './workspace-file-ops.js';
 export {
   closeDir as closeDirectory,
   type DirRef,
@@ -47,78 +67,6 @@ const {
   O_NONBLOCK = 0,
   O_NOCTTY = 0,
 } = fs.constants;
-
-export interface WriteOptions {
-  /** Mode of a file this call creates (atomic writes also chmod to it). Default: the old file's mode, else 0644. */
-  mode?: number;
-  /** Mode of directories this call creates. Default 0755. */
-  dirMode?: number;
-  /** Appends: fsync before returning (atomic writes always fsync). */
-  fsync?: boolean;
-}
-
-export interface ReadOptions {
-  /** Refuse files larger than this many bytes (a planted huge file must not be read into memory). */
-  maxBytes?: number;
-}
-
-export interface WorkspaceDirent {
-  name: string;
-  kind: 'file' | 'directory' | 'symlink' | 'other';
-}
-
-/** Test seam: the write syscall, so a short write can be simulated. */
-export type WriteSyscall = (fd: number, data: Uint8Array, offset: number, length: number) => number;
-
-export interface WorkspaceFsOptions {
-  writeSync?: WriteSyscall;
-}
-
-/** An opened regular file inside the workspace (its size as opened). The caller closes it. */
-export class WorkspaceFileHandle {
-  constructor(
-    readonly fd: number,
-    readonly realPath: string,
-    readonly size: number,
-  ) {}
-
-  /** Up to `length` bytes from `position` (fewer at end of file). */
-  read(length: number, position: number): Buffer {
-    const buffer = Buffer.alloc(length);
-    let done = 0;
-    while (done < length) {
-      const n = fs.readSync(this.fd, buffer, done, length - done, position + done);
-      if (n === 0) break;
-      done += n;
-    }
-    return buffer.subarray(0, done);
-  }
-
-  readAll(): Buffer {
-    return fs.readFileSync(this.fd);
-  }
-
-  write(data: string | Uint8Array, position: number): void {
-    const buffer = toBuffer(data);
-    let done = 0;
-    while (done < buffer.length) done += fs.writeSync(this.fd, buffer, done, buffer.length - done, position + done);
-  }
-
-  truncate(length: number): void {
-    fs.ftruncateSync(this.fd, length);
-  }
-
-  sync(): void {
-    fs.fsyncSync(this.fd);
-  }
-
-  close(): void {
-    fs.closeSync(this.fd);
-  }
-}
-
-const toBuffer = (data: string | Uint8Array): Buffer =>
-  typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 
 export class WorkspaceFs {
   readonly root: string;
@@ -481,51 +429,6 @@ export class WorkspaceFs {
 
   async rename(from: string, to: string, options?: WriteOptions): Promise<void> {
     this.renameSync(from, to, options);
-  }
-}
-
-function removeEntry(parent: DirRef, name: string, stats: fs.Stats | undefined): void {
-  if (stats === undefined) return;
-  const at = entryPath(parent, name);
-  if (!stats.isDirectory()) {
-    fs.unlinkSync(at);
-    return;
-  }
-  const dir = openDirRef(at, false, at);
-  try {
-    for (const child of fs.readdirSync(dir.anchor)) {
-      const childStats = fs.lstatSync(entryPath(dir, child));
-      removeEntry(dir, child, childStats);
-    }
-  } finally {
-    closeDir(dir);
-  }
-  fs.rmdirSync(at);
-}
-
-/** Where an open fd really is: /proc/self/fd on Linux, else the path we opened (checked by dev/ino). */
-function realPathOfFd(fd: number, opened: string): string {
-  try {
-    return fs.readlinkSync(`/proc/self/fd/${fd}`);
-  } catch {
-    const real = fs.realpathSync.native(opened);
-    const a = fs.fstatSync(fd);
-    const b = fs.statSync(real);
-    if (a.ino !== b.ino || a.dev !== b.dev) throw new WorkspaceEscapeError(opened, real, 'it changed while opening');
-    return real;
-  }
-}
-
-function syncDir(dir: DirRef): void {
-  try {
-    const fd = fs.openSync(dir.anchor, O_RDONLY);
-    try {
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch {
-    // Some filesystems refuse fsync on directories; the rename is still atomic there.
   }
 }
 
