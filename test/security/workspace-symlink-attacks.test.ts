@@ -194,4 +194,51 @@ describe('links planted by exec never lead nanobot outside the workspace (built 
     expect.soft(requestsText()).not.toContain(SECRET);
     expect.soft(snapshot(s.canary)).toEqual(before);
   }, 60_000);
+
+  it('/dream: linked memory files and prompt are never read; a .git link out is never written', async () => {
+    const s = await setup([]);
+    fs.mkdirSync(path.join(s.canary, 'gitdir'));
+    fs.writeFileSync(path.join(s.canary, 'gitdir', 'HEAD'), 'ref: refs/heads/main\n');
+    const line = (cursor: number, content: string) =>
+      `printf '%s\\n' '${JSON.stringify({ cursor, timestamp: '2026-01-01 00:00', content })}' >> memory/history.jsonl`;
+    const plant = [
+      'mkdir -p memory prompts',
+      line(1, 'the user likes green tea'),
+      `ln -sfn ${path.join(s.nanobotHome, 'config.json')} SOUL.md`,
+      `ln -sfn ${path.join(s.canary, 'secret.txt')} memory/MEMORY.md`,
+      `ln -sfn ../../../canary/secret.txt prompts/dream.md`,
+      'echo planted',
+    ].join(' && ');
+    fake?.enqueue(...plantSteps(plant), { text: 'planted.' });
+    expect((await runCli(['agent', '-m', 'plant'], s.home)).code).toBe(0);
+    const before = snapshot(s.canary);
+    const config = fs.readFileSync(path.join(s.nanobotHome, 'config.json'), 'utf8');
+
+    // Dream runs: its prompt and input are built from the workspace files, then it commits to the memory repo.
+    const requestsBefore = fake?.requests.length ?? 0;
+    fake?.enqueue({ text: 'Noted the tea.' });
+    const first = await runCli(['agent', '-m', '/dream'], s.home);
+    expect(first.code).toBe(0);
+    expect(fake?.requests.length).toBe(requestsBefore + 1);
+
+    // Now `.git` becomes a link to a host directory, with new history for Dream to work on.
+    const relink = [
+      line(2, 'the user moved to Berlin'),
+      'rm -rf .git',
+      `ln -sfn ${path.join(s.canary, 'gitdir')} .git`,
+    ];
+    fake?.enqueue(...plantSteps([...relink, 'echo planted'].join(' && ')), { text: 'planted again.' });
+    expect((await runCli(['agent', '-m', 'plant again'], s.home)).code).toBe(0);
+    fake?.enqueue({ text: 'Noted Berlin.' });
+    const second = await runCli(['agent', '-m', '/dream'], s.home);
+    expect(second.code).toBe(0);
+    expect.soft(second.stdout).toMatch(/Dream failed: refusing .*\/\.git\/\S+: it resolves to .*outside the workspace/);
+
+    const sent = requestsText();
+    expect.soft(sent).not.toContain(API_KEY);
+    expect.soft(sent).not.toContain(SECRET);
+    expect.soft(snapshot(s.canary)).toEqual(before);
+    expect.soft(fs.readFileSync(path.join(s.nanobotHome, 'config.json'), 'utf8')).toBe(config);
+    expect(`${first.stdout}${first.stderr}${second.stdout}${second.stderr}`).not.toMatch(/TypeError|at .*\.js:\d+/);
+  }, 60_000);
 });
