@@ -4,8 +4,8 @@
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
-import { join, relative } from 'node:path';
-import { WorkspaceFs } from '../security/workspace-fs.js';
+import { join, relative, sep } from 'node:path';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, WorkspaceFs } from '../security/workspace-fs.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { WORKSPACE_TEMPLATES } from '../util/paths.js';
 import { isPlainObject } from './keys.js';
@@ -56,8 +56,11 @@ export async function syncWorkspaceTemplates(workspace: string, templates = WORK
   for (const file of await listFiles(templates)) {
     const rel = relative(templates, file);
     if (wfs.lstatSync(rel) !== undefined) continue;
-    const mode = (await stat(file)).mode & 0o777;
-    wfs.writeFileAtomicSync(rel, await readFile(file), { mode });
+    // memory/ holds the user's conversations: owner-only, like the sessions.
+    const isMemory = rel.split(sep)[0] === 'memory';
+    const mode = isMemory ? PRIVATE_FILE_MODE : (await stat(file)).mode & 0o777;
+    const dirMode = isMemory ? PRIVATE_DIR_MODE : 0o755;
+    wfs.writeFileAtomicSync(rel, await readFile(file), { mode, dirMode });
     created.push(rel);
   }
   return created;

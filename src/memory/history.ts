@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import {
   closeDirectory,
   entryPath,
+  PRIVATE_DIR_MODE,
+  PRIVATE_FILE_MODE,
   type WorkspaceFileHandle,
   WorkspaceFs,
   WorkspaceFsError,
@@ -45,8 +47,8 @@ const TRIM_EVERY_APPENDS = 100;
 const TAIL_PROBE_BYTES = 256 * 1024;
 
 /** Memory files hold the user's conversations: owner-only, like the sessions. */
-export const MEMORY_FILE_MODE = 0o600;
-export const MEMORY_DIR_MODE = 0o700;
+export const MEMORY_FILE_MODE = PRIVATE_FILE_MODE;
+export const MEMORY_DIR_MODE = PRIVATE_DIR_MODE;
 const MEMORY = 'memory';
 const HISTORY = 'memory/history.jsonl';
 const CURSOR = 'memory/.cursor';

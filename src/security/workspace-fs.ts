@@ -68,6 +68,10 @@ const {
   O_NOCTTY = 0,
 } = fs.constants;
 
+/** Modes for what holds the user's conversations and memory (memory/, history.jsonl, cursors): owner only. */
+export const PRIVATE_FILE_MODE = 0o600;
+export const PRIVATE_DIR_MODE = 0o700;
+
 export class WorkspaceFs {
   readonly root: string;
   private readonly writeSyscall: WriteSyscall;
