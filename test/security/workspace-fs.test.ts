@@ -59,7 +59,7 @@ describe('reads never follow a link out of the workspace', () => {
   const spellings: Array<[string, (ws: string, name: string) => string]> = [
     ['absolute link', () => secret],
     ['relative ../ link', (w, name) => path.relative(path.dirname(path.join(w, name)), secret)],
-    ['deep relative ../../ link', () => '../../../../../../../..' + secret],
+    ['deep relative ../../ link', () => `../../../../../../../..${secret}`],
     ['link through /proc/self/root', () => `/proc/self/root${secret}`],
     ['link to /dev/zero', () => '/dev/zero'],
     ['dangling absolute link', () => path.join(outside, 'missing.json')],
@@ -77,6 +77,8 @@ describe('reads never follow a link out of the workspace', () => {
   }
 
   it('names the path and where it leads in the error', () => {
+    link('../outside/config.json', 'USER.md');
+    expect(() => wfs.readTextSync('USER.md')).toThrow(`it resolves to ${secret}, outside the workspace`);
     link(secret, 'SOUL.md');
     expect(() => wfs.readTextSync('SOUL.md')).toThrow(
       `refusing ${path.join(ws, 'SOUL.md')}: it resolves to ${secret}, outside the workspace`,
