@@ -65,6 +65,11 @@ export function canAnchorByFd(): boolean {
   return fdAnchors;
 }
 
+/** Tests run the non-Linux fallback (real-path anchors) on Linux with `false`; `undefined` restores detection. */
+export function useFdAnchorsForTests(value: boolean | undefined): void {
+  fdAnchors = value;
+}
+
 /** Names what an lstat found, for error messages. */
 export function kindOf(stats: fs.Stats): string {
   if (stats.isFile()) return 'regular file';

@@ -16,6 +16,7 @@ import {
   WorkspaceFs,
   workspaceFs,
 } from '../../src/security/workspace-fs.js';
+import { useFdAnchorsForTests } from '../../src/security/workspace-resolve.js';
 
 let base: string;
 let ws: string;
@@ -265,5 +266,31 @@ describe('open, then check the real path (for policy-checked tools)', () => {
       /outside the workspace/,
     );
     expect(withCheckedDirectory(ws, policyCheck(policy, 'read'), (d) => fs.readdirSync(d.anchor).length)).toBe(4);
+  });
+});
+
+// Without /proc/self/fd (macOS, BSD) the layer anchors on verified real paths: the same attacks are refused, only
+// a swap in the middle of one operation is not (documented: the window is narrowed, not closed).
+describe('the real-path fallback (no /proc/self/fd) refuses the same links', () => {
+  beforeEach(() => useFdAnchorsForTests(false));
+  afterEach(() => useFdAnchorsForTests(undefined));
+
+  it('reads, appends, writes, listings and deletes', () => {
+    const before = snapshot(outside);
+    link(secret, 'SOUL.md');
+    link('../outside/config.json', 'USER.md');
+    link(outside, 'memory');
+    link(outside, 'triggers');
+    for (const p of ['SOUL.md', 'USER.md', 'memory/config.json'])
+      expect(() => wfs.readTextSync(p)).toThrow(WorkspaceEscapeError);
+    expect(() => wfs.appendFileSync('memory/history.jsonl', 'x\n')).toThrow(WorkspaceEscapeError);
+    expect(() => wfs.writeFileAtomicSync('memory/MEMORY.md', 'x')).toThrow(WorkspaceEscapeError);
+    expect(() => wfs.readdirSync('triggers')).toThrow(WorkspaceEscapeError);
+    wfs.rmSync('triggers');
+    wfs.writeFileAtomicSync('ok/file.txt', 'inside', { mode: 0o600 });
+    expect(wfs.readTextSync('ok/file.txt')).toBe('inside');
+    execFileSync('mkfifo', [path.join(ws, 'fifo')]);
+    expect(() => wfs.readTextSync('fifo')).toThrow(WorkspaceFileTypeError);
+    expect(snapshot(outside)).toEqual(before);
   });
 });
