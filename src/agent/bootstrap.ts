@@ -243,6 +243,7 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
     timezone: config.agents.defaults.timezone,
     history,
     skills,
+    log,
   });
   const consolidator = new Consolidator({
     provider,

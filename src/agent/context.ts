@@ -3,7 +3,6 @@
  * The system prompt has no clock or per-turn data, so with the sorted tool list it forms a byte-stable,
  * cacheable prefix. Per-turn facts (time, channel, chat id) go at the end of the user message.
  */
-import { readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { type EntryLimits, formatHistoryTimestamp, HistoryStore } from '../memory/history.js';
 import {
@@ -13,7 +12,10 @@ import {
   recentHistorySection,
 } from '../memory/prompts.js';
 import type { ChatMessage, ContentPart } from '../providers/types.js';
+import { readCheckedFile } from '../security/checked-open.js';
+import { WorkspaceFs, WorkspaceFsError } from '../security/workspace-fs.js';
 import type { SkillsLoader } from '../skills/loader.js';
+import { type Logger, silentLogger } from '../util/log.js';
 import { identitySection, TOOL_CONTRACT } from './prompts.js';
 
 const SECTION_SEPARATOR = '\n\n---\n\n';
@@ -34,7 +36,12 @@ export interface ContextBuilderOptions {
   recentHistoryLimits?: EntryLimits;
   /** Workspace and built-in skills: always-on ones and a compact list go in the prompt, `$name` loads one per turn. */
   skills?: SkillsLoader;
+  /** Warns when a prompt file is refused (a link out of the workspace, a FIFO). */
+  log?: Logger;
 }
+
+/** Prompt files larger than this are refused: one planted huge file must not be read into every prompt. */
+const MAX_PROMPT_FILE_BYTES = 1024 * 1024;
 
 /** Per-session parts of the system prompt. They follow the fixed sections, so the cacheable prefix stays long. */
 export interface PromptSessionParts {
@@ -56,9 +63,17 @@ export class ContextBuilder {
   private readonly templates = new Map<string, string | undefined>();
   /** User messages that carry `$name` skills for their own turn, mapped to the copy kept in the session. */
   private readonly withoutTurnSkills = new WeakMap<ChatMessage, ChatMessage>();
+  private readonly wfs: WorkspaceFs;
+  private readonly warned = new Set<string>();
 
   constructor(private readonly options: ContextBuilderOptions) {
-    this.history = options.history ?? new HistoryStore(options.workspace, { timezone: options.timezone ?? 'UTC' });
+    this.history =
+      options.history ??
+      new HistoryStore(options.workspace, {
+        timezone: options.timezone ?? 'UTC',
+        ...(options.log ? { log: options.log } : {}),
+      });
+    this.wfs = new WorkspaceFs(options.workspace);
   }
 
   buildSystemPrompt(sessionParts: PromptSessionParts = {}): string {
@@ -117,7 +132,7 @@ export class ContextBuilder {
 
   /** Trimmed file text, or undefined when missing, empty or still the unedited template. */
   private readUserFile(relPath: string): string | undefined {
-    const text = this.readTrimmed(join(this.options.workspace, relPath));
+    const text = this.readWorkspaceTrimmed(relPath);
     if (!text) return undefined;
     const template = this.options.templatesDir ? join(this.options.templatesDir, relPath) : undefined;
     if (template && this.readTemplate(template) === text) return undefined;
@@ -126,18 +141,44 @@ export class ContextBuilder {
 
   /** Templates ship with the package and do not change while it runs: read once, no stat per turn. */
   private readTemplate(path: string): string | undefined {
-    if (!this.templates.has(path)) this.templates.set(path, this.readTrimmed(path));
+    if (!this.templates.has(path)) {
+      let text: string | undefined;
+      try {
+        text = readCheckedFile(path, () => true)
+          .toString('utf8')
+          .trim();
+      } catch {
+        text = undefined;
+      }
+      this.templates.set(path, text);
+    }
     return this.templates.get(path);
   }
 
-  private readTrimmed(path: string): string | undefined {
-    const stat = statSync(path, { throwIfNoEntry: false });
-    if (!stat?.isFile()) return undefined;
-    const cached = this.files.get(path);
-    if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) return cached.text;
-    const text = readFileSync(path, 'utf8').trim();
-    this.files.set(path, { mtimeMs: stat.mtimeMs, size: stat.size, text });
-    return text;
+  /**
+   * A workspace file through the workspace-file layer: a link out of the workspace, a FIFO or a huge file is left
+   * out of the prompt with a warning (once per path), never read. The text is reused while size and mtime stay.
+   */
+  private readWorkspaceTrimmed(relPath: string): string | undefined {
+    try {
+      const stat = this.wfs.statSync(relPath);
+      if (!stat?.isFile()) return undefined;
+      const cached = this.files.get(relPath);
+      if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) return cached.text;
+      const text = this.wfs.readTextSync(relPath, { maxBytes: MAX_PROMPT_FILE_BYTES }).trim();
+      this.files.set(relPath, { mtimeMs: stat.mtimeMs, size: stat.size, text });
+      this.warned.delete(relPath);
+      return text;
+    } catch (error) {
+      if (error instanceof WorkspaceFsError) this.warnOnce(relPath, `${error.message}; left out of the prompt`);
+      return undefined;
+    }
+  }
+
+  private warnOnce(relPath: string, message: string): void {
+    if (this.warned.has(relPath)) return;
+    this.warned.add(relPath);
+    (this.options.log ?? silentLogger).warn(message);
   }
 }
 
@@ -175,15 +216,20 @@ export function withAttachments(
   for (const path of media) {
     const mime = INLINE_IMAGE_TYPES[extname(path).toLowerCase()];
     parts.push({ type: 'text', text: `[${mime ? 'image' : 'file'}: ${path}]` });
-    const size = mime && inlineImages ? statSync(path, { throwIfNoEntry: false })?.size : undefined;
-    if (mime && size !== undefined && size <= MAX_INLINE_IMAGE_BYTES) {
-      parts.push({
-        type: 'image_url',
-        image_url: { url: `data:${mime};base64,${readFileSync(path).toString('base64')}` },
-      });
-    }
+    const image = mime && inlineImages ? readImage(path) : undefined;
+    if (mime && image)
+      parts.push({ type: 'image_url', image_url: { url: `data:${mime};base64,${image.toString('base64')}` } });
   }
   return parts;
+}
+
+/** An attachment's bytes when it is a regular file within the inline limit (a FIFO or device is never opened as one). */
+function readImage(path: string): Buffer | undefined {
+  try {
+    return readCheckedFile(path, () => true, MAX_INLINE_IMAGE_BYTES);
+  } catch {
+    return undefined;
+  }
 }
 
 function isInlineImage(part: ContentPart): boolean {

@@ -3,8 +3,9 @@
  * (adding missing keys to an existing file, never changing a value) and create missing workspace files.
  */
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, readdir, stat } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, WorkspaceFs } from '../security/workspace-fs.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { WORKSPACE_TEMPLATES } from '../util/paths.js';
 import { isPlainObject } from './keys.js';
@@ -47,13 +48,19 @@ export async function ensureConfigFile(configPath: string): Promise<EnsureConfig
 /** Copies each template file the workspace lacks; returns the relative paths created. */
 export async function syncWorkspaceTemplates(workspace: string, templates = WORKSPACE_TEMPLATES): Promise<string[]> {
   const created: string[] = [];
-  await mkdir(join(workspace, 'skills'), { recursive: true });
+  await mkdir(workspace, { recursive: true });
+  // Into the workspace through the layer: an existing entry (a planted link too, dangling or not) is left alone,
+  // and a directory on the way that is a link out is refused, so no template lands outside.
+  const wfs = new WorkspaceFs(workspace);
+  wfs.mkdirSync('skills');
   for (const file of await listFiles(templates)) {
     const rel = relative(templates, file);
-    const target = join(workspace, rel);
-    if (existsSync(target)) continue;
-    await mkdir(dirname(target), { recursive: true });
-    await copyFile(file, target);
+    if (wfs.lstatSync(rel) !== undefined) continue;
+    // memory/ holds the user's conversations: owner-only, like the sessions.
+    const isMemory = rel.split(sep)[0] === 'memory';
+    const mode = isMemory ? PRIVATE_FILE_MODE : (await stat(file)).mode & 0o777;
+    const dirMode = isMemory ? PRIVATE_DIR_MODE : 0o755;
+    wfs.writeFileAtomicSync(rel, await readFile(file), { mode, dirMode });
     created.push(rel);
   }
   return created;

@@ -6,7 +6,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { type FSWatcher, watch } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { errorMessage } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
@@ -25,6 +24,7 @@ import { formatInstant, nextRunAt, toStoredSchedule, validateSchedule } from './
 import {
   type CronStoreData,
   cronStorePath,
+  ensureCronStoreDir,
   type FileStamp,
   fileStamp,
   readCronStore,
@@ -97,7 +97,11 @@ export class CronService {
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
-    await mkdir(dirname(this.storePath), { recursive: true });
+    try {
+      ensureCronStoreDir(this.storePath);
+    } catch (err) {
+      this.log.warn(`cron: ${errorMessage(err)}; jobs cannot be loaded or saved until it is fixed`);
+    }
     await this.serial(async () => {
       await this.syncFromDisk();
       const now = this.clock.now();

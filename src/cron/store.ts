@@ -3,10 +3,8 @@
  * (the gateway and `nanobot cron add` both write the file) after re-reading it, so neither side loses the other's
  * jobs. Entries that fail validation are kept in the file untouched and never scheduled.
  */
-import { statSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { writeFileAtomic } from '../util/fs.js';
+import { basename, dirname, join } from 'node:path';
+import { closeDirectory, entryPath, WorkspaceFs } from '../security/workspace-fs.js';
 import { lockFile } from '../util/lock.js';
 import { CronError, type CronJob, CronJobSchema } from './types.js';
 
@@ -33,9 +31,27 @@ export function emptyStore(): CronStoreData {
   return { meta: { version: 1 }, jobs: [], invalid: [] };
 }
 
+/**
+ * The store lives in the workspace, where the sandboxed shell can plant links: it is reached through the
+ * workspace-file layer rooted two levels up (`<workspace>` for `<workspace>/cron/jobs.json`), so a `cron/` or
+ * `jobs.json` link out of it is refused instead of followed.
+ */
+function storeFs(path: string): { wfs: WorkspaceFs; dir: string; rel: string } {
+  const dir = basename(dirname(path));
+  return { wfs: new WorkspaceFs(dirname(dirname(path))), dir, rel: join(dir, basename(path)) };
+}
+
+/** Creates the store's directory (never through a link); throws WorkspaceEscapeError when it is a link out. */
+export function ensureCronStoreDir(path: string): void {
+  const { wfs, dir } = storeFs(path);
+  wfs.mkdirSync(dir);
+}
+
 export function fileStamp(path: string): FileStamp | null {
   try {
-    const info = statSync(path);
+    const { wfs, rel } = storeFs(path);
+    const info = wfs.statSync(rel);
+    if (!info) return null;
     return { ino: info.ino, size: info.size, mtimeMs: info.mtimeMs };
   } catch {
     return null;
@@ -117,9 +133,11 @@ export function parseCronStore(text: string, path: string): CronStoreData {
 export async function readCronStore(path: string): Promise<CronStoreData> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    const { wfs, rel } = storeFs(path);
+    const read = await wfs.readTextIfExists(rel);
+    if (read === undefined) return emptyStore();
+    text = read;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return emptyStore();
     throw new CronError(`Cannot read ${path}: ${(err as Error).message}`);
   }
   return parseCronStore(text, path);
@@ -131,21 +149,29 @@ export function serializeCronStore(data: CronStoreData): string {
 }
 
 export async function writeCronStore(path: string, data: CronStoreData): Promise<void> {
-  await writeFileAtomic(path, serializeCronStore(data));
+  const { wfs, rel } = storeFs(path);
+  await wfs.writeFileAtomic(rel, serializeCronStore(data));
 }
 
 /** Runs `fn` while holding the cross-process lock on the store (a `jobs.json.lock` directory beside it). */
 export async function withCronStoreLock<T>(path: string, fn: () => Promise<T>): Promise<T> {
-  await mkdir(dirname(path), { recursive: true });
-  const release = await (await lockFile())(path, {
-    realpath: false,
-    stale: 10_000,
-    retries: { retries: 100, minTimeout: 5, maxTimeout: 200, factor: 1.5 },
-  });
+  const { wfs, dir } = storeFs(path);
+  // The lock directory is made through the opened store directory, never through a link.
+  const anchored = wfs.openDirectorySync(dir, 0o755);
   try {
-    return await fn();
+    const release = await (await lockFile())(entryPath(anchored, basename(path)), {
+      realpath: false,
+      lockfilePath: entryPath(anchored, `${basename(path)}.lock`),
+      stale: 10_000,
+      retries: { retries: 100, minTimeout: 5, maxTimeout: 200, factor: 1.5 },
+    });
+    try {
+      return await fn();
+    } finally {
+      await release().catch(() => {});
+    }
   } finally {
-    await release().catch(() => {});
+    closeDirectory(anchored);
   }
 }
 
@@ -159,7 +185,7 @@ export async function updateCronStore<T>(
     const before = serializeCronStore(data);
     const value = change(data);
     const after = serializeCronStore(data);
-    if (after !== before) await writeFileAtomic(path, after);
+    if (after !== before) await storeFs(path).wfs.writeFileAtomic(storeFs(path).rel, after);
     return { data, value };
   });
 }

@@ -58,7 +58,13 @@ export class HeartbeatService {
   }
 
   private async beat(): Promise<HeartbeatReport> {
-    const tasks = readActiveTasks(this.options.workspace);
+    let tasks: string[];
+    try {
+      tasks = readActiveTasks(this.options.workspace);
+    } catch (error) {
+      this.log.warn(`heartbeat: ${error instanceof Error ? error.message : String(error)}; skipping this beat`);
+      return { ran: false, notified: false, tasks: 0 };
+    }
     if (tasks.length === 0) return { ran: false, notified: false, tasks: 0 };
     const now = (this.options.now?.() ?? new Date()).toISOString();
     const prompt =

@@ -1,6 +1,5 @@
 /** Reads the `## Active Tasks` section of HEARTBEAT.md: the tasks the heartbeat should run. */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { WorkspaceFs } from '../security/workspace-fs.js';
 
 /** Task lines under `## Active Tasks` (comments and blank lines ignored); empty when there is nothing to do. */
 export function activeTasks(markdown: string): string[] {
@@ -16,7 +15,8 @@ export function activeTasks(markdown: string): string[] {
   return tasks;
 }
 
+/** HEARTBEAT.md through the workspace-file layer: a link out of the workspace or a FIFO throws, never is read. */
 export function readActiveTasks(workspace: string): string[] {
-  const file = join(workspace, 'HEARTBEAT.md');
-  return existsSync(file) ? activeTasks(readFileSync(file, 'utf8')) : [];
+  const text = new WorkspaceFs(workspace).readTextIfExistsSync('HEARTBEAT.md', { maxBytes: 1024 * 1024 });
+  return text === undefined ? [] : activeTasks(text);
 }

@@ -2,8 +2,7 @@
  * Dream's instructions and the input message it works from. The system prompt can be replaced per workspace with
  * `prompts/dream.md`; the input (current files + new history) is always built here.
  */
-import fsp from 'node:fs/promises';
-import path from 'node:path';
+import { WorkspaceFs } from '../security/workspace-fs.js';
 import type { HistoryEntry } from './dream-history.js';
 import { DREAM_WRITABLE_DESCRIPTION } from './dream-tools.js';
 
@@ -31,9 +30,14 @@ How to edit:
 
 When you are done, reply with one or two sentences saying what you changed (or that nothing needed changing).`;
 
-/** The workspace's `prompts/dream.md` when present and non-empty, else the built-in prompt. */
+/**
+ * The workspace's `prompts/dream.md` when present and non-empty, else the built-in prompt. Read through the
+ * workspace-file layer: a link out of the workspace (or a FIFO, or a huge file) gets the built-in prompt.
+ */
 export async function loadDreamPrompt(workspace: string): Promise<string> {
-  const custom = await fsp.readFile(path.join(workspace, DREAM_PROMPT_OVERRIDE_PATH), 'utf8').catch(() => '');
+  const custom = await new WorkspaceFs(workspace)
+    .readText(DREAM_PROMPT_OVERRIDE_PATH, { maxBytes: 256 * 1024 })
+    .catch(() => '');
   return custom.trim() ? custom : DEFAULT_DREAM_PROMPT;
 }
 

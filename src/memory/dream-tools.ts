@@ -4,8 +4,6 @@
  * shrink guard, because a truncated memory update once cut MEMORY.md from 10 KB to 171 bytes.
  */
 
-import fs from 'node:fs';
-import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import {
@@ -15,7 +13,7 @@ import {
   type PathResolution,
   realpathNearest,
 } from '../security/workspace.js';
-import { writeFileContained } from '../tools/filesystem/contained-write.js';
+import { WorkspaceFs } from '../security/workspace-fs.js';
 import { createEditFileTool } from '../tools/filesystem/edit-file.js';
 import { createReadFileTool } from '../tools/filesystem/read-file.js';
 import { createWriteFileTool } from '../tools/filesystem/write-file.js';
@@ -50,7 +48,8 @@ export function createDreamWritePolicy(base: PathPolicy): PathPolicy {
     if (!resolved.ok || access === 'read') return resolved;
     const relative = relativeTo(base.workspace, resolved.path);
     if (relative !== undefined && isDreamWritable(relative)) return resolved;
-    if (relative !== undefined && isDirectoryOnTheWay(relative) && isDirectory(resolved.path)) return resolved;
+    if (relative !== undefined && isDirectoryOnTheWay(relative) && isDirectory(base.workspace, relative))
+      return resolved;
     const internal =
       relative === DREAM_CURSOR_PATH || relative === 'memory/history.jsonl'
         ? ' It is managed by nanobot; editing it by hand corrupts memory.'
@@ -66,9 +65,9 @@ export function createDreamWritePolicy(base: PathPolicy): PathPolicy {
 const isDirectoryOnTheWay = (relative: string): boolean =>
   relative === '' || relative === 'memory' || relative === 'skills' || relative.startsWith('skills/');
 
-function isDirectory(file: string): boolean {
+function isDirectory(workspace: string, relative: string): boolean {
   try {
-    return fs.statSync(file).isDirectory();
+    return relative === '' || (new WorkspaceFs(workspace).lstatSync(relative)?.isDirectory() ?? false);
   } catch {
     return false;
   }
@@ -98,7 +97,9 @@ export function withShrinkGuard(tool: Tool, policy: PathPolicy): Tool {
       if (!target?.ok || !relative || !(MEMORY_FILES as readonly string[]).includes(relative) || confirmed === true) {
         return tool.execute(rest, ctx);
       }
-      const before = await fsp.readFile(target.path).catch(() => undefined);
+      // The guard's own reads and rollback go through the workspace-file layer (never a link out).
+      const wfs = new WorkspaceFs(policy.workspace);
+      const before = await wfs.readFile(relative).catch(() => undefined);
       const startSize = startSizes.get(relative) ?? before?.length ?? 0;
       startSizes.set(relative, startSize);
       const refusal = (newSize: number) =>
@@ -112,10 +113,10 @@ export function withShrinkGuard(tool: Tool, policy: PathPolicy): Tool {
       }
       const result = await tool.execute(rest, ctx);
       if (result.isError) return result;
-      const after = await fsp.readFile(target.path).catch(() => undefined);
+      const after = await wfs.readFile(relative).catch(() => undefined);
       if (after === undefined || !isDrasticShrink(startSize, after.length)) return result;
-      if (before === undefined) await fsp.rm(target.path, { force: true });
-      else await writeFileContained(policy, target.path, before);
+      if (before === undefined) await wfs.rm(relative);
+      else await wfs.writeFileAtomic(relative, before);
       return refusal(after.length);
     },
   });

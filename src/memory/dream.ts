@@ -3,10 +3,10 @@
  * the hard way: restricted writes, no shrinking a memory file by more than half without confirmation, iteration and
  * token caps, the cursor moving only after a successful run, and every change committed to the memory git repo.
  */
-import fsp from 'node:fs/promises';
-import path from 'node:path';
+
 import { AgentRunner, type RunnerEvent, type StopReason } from '../agent/runner.js';
 import type { ChatMessage, LLMProvider } from '../providers/types.js';
+import { WorkspaceFs } from '../security/workspace-fs.js';
 import { TokenBudgetProvider } from './dream-budget.js';
 import type { HistoryEntry, HistorySource } from './dream-history.js';
 import { buildDreamInput, loadDreamPrompt } from './dream-prompt.js';
@@ -55,12 +55,18 @@ export interface DreamReport {
   summary: string;
 }
 
+/** A memory file larger than this is not put into Dream's input. */
+const MAX_MEMORY_FILE_BYTES = 1024 * 1024;
+
 export class Dream {
   readonly git: MemoryGit;
   private running = false;
+  /** Memory files and skills are read through the workspace-file layer: a link out reads as missing. */
+  private readonly wfs: WorkspaceFs;
 
   constructor(private readonly options: DreamOptions) {
     this.git = options.git ?? new MemoryGit(options.workspace);
+    this.wfs = new WorkspaceFs(options.workspace);
   }
 
   async run(run: DreamRunOptions): Promise<DreamReport> {
@@ -141,15 +147,14 @@ export class Dream {
     return Promise.all(
       MEMORY_FILES.map(async (file) => ({
         path: file,
-        content: await fsp.readFile(path.join(this.options.workspace, file), 'utf8').catch(() => undefined),
+        content: await this.wfs.readText(file, { maxBytes: MAX_MEMORY_FILE_BYTES }).catch(() => undefined),
       })),
     );
   }
 
   private async listSkills(): Promise<string[]> {
-    const dir = path.join(this.options.workspace, 'skills');
-    const entries = await fsp.readdir(dir, { withFileTypes: true }).catch(() => []);
-    return entries.filter((entry) => entry.isDirectory()).map((entry) => `skills/${entry.name}/SKILL.md`);
+    const entries = await this.wfs.readdir('skills').catch(() => []);
+    return entries.filter((entry) => entry.kind === 'directory').map((entry) => `skills/${entry.name}/SKILL.md`);
   }
 }
 

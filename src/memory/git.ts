@@ -4,12 +4,10 @@
  * so every memory edit can be listed, shown as a diff and undone (`/dream-log`, `/dream-restore`).
  * Operations are serialised: a scheduled Dream and a `/dream-restore` must not interleave their staging.
  */
-import fs from 'node:fs';
-import fsp from 'node:fs/promises';
-import path from 'node:path';
 import git from 'isomorphic-git';
-import { writeFileAtomic } from '../util/fs.js';
+import { WorkspaceFs } from '../security/workspace-fs.js';
 import { countChanges, diffLines, splitLines, unifiedDiff } from './dream-line-diff.js';
+import { gitFsFor } from './git-fs.js';
 
 export const DREAM_CURSOR_PATH = 'memory/.dream_cursor';
 /** Files Dream edits; a shrink of more than half needs explicit confirmation. */
@@ -67,19 +65,25 @@ export interface CommitDetail extends CommitInfo {
 export class MemoryGit {
   private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(readonly workspace: string) {}
+  /** Every read and write of the repository and the tracked files goes through the workspace-file layer. */
+  private readonly wfs: WorkspaceFs;
+  private readonly gitFs: ReturnType<typeof gitFsFor>;
+
+  constructor(readonly workspace: string) {
+    this.wfs = new WorkspaceFs(workspace);
+    this.gitFs = gitFsFor(this.wfs);
+  }
 
   private get repo() {
-    return { fs, dir: this.workspace };
+    return { fs: this.gitFs, dir: this.workspace };
   }
 
   /** Creates the repository when missing and commits the current files as a baseline. */
   init(): Promise<void> {
     return this.serialised(async () => {
-      if (!fs.existsSync(path.join(this.workspace, '.git'))) {
+      if (this.wfs.lstatSync('.git') === undefined) {
         await git.init({ ...this.repo, defaultBranch: 'main' });
-        await fsp.mkdir(path.join(this.workspace, '.git', 'info'), { recursive: true });
-        await fsp.writeFile(path.join(this.workspace, '.git', 'info', 'exclude'), `${EXCLUDE_RULES.join('\n')}\n`);
+        this.wfs.writeFileAtomicSync('.git/info/exclude', `${EXCLUDE_RULES.join('\n')}\n`);
       }
       if ((await this.head()) === undefined) await this.commitUnlocked('memory: baseline');
     });
@@ -135,9 +139,8 @@ export class MemoryGit {
       await this.commitUnlocked('memory: edits made outside Dream');
       const changes = (await this.changesBetween(info.parent, info.sha)).filter((c) => c.path !== DREAM_CURSOR_PATH);
       for (const change of changes) {
-        const file = path.join(this.workspace, change.path);
-        if (change.before === undefined) await fsp.rm(file, { force: true });
-        else await writeFileAtomic(file, change.before);
+        if (change.before === undefined) this.wfs.rmSync(change.path);
+        else this.wfs.writeFileAtomicSync(change.path, change.before);
       }
       const restored = changes.map((change) => change.path);
       const message = `restore: ${restored.join(', ') || 'nothing'} as before ${short(info.sha)}\n\nUndoes "${firstLine(info.message)}" (${info.sha}).`;
@@ -179,7 +182,7 @@ export class MemoryGit {
     const changes: FileChange[] = [];
     for (const file of paths) {
       const before = head ? await this.blobAt(head, file) : undefined;
-      const after = await fsp.readFile(path.join(this.workspace, file)).catch(() => undefined);
+      const after = await this.wfs.readFile(file).catch(() => undefined);
       if (!sameBytes(before, after)) changes.push({ path: file, before, after: after && new Uint8Array(after) });
     }
     return changes;
@@ -229,17 +232,17 @@ export class MemoryGit {
   private async trackedPathsOnDisk(): Promise<string[]> {
     const found: string[] = [];
     for (const file of FIXED_TRACKED) {
-      const stat = await fsp.lstat(path.join(this.workspace, file)).catch(() => undefined);
+      const stat = await this.wfs.lstat(file).catch(() => undefined);
       if (stat?.isFile()) found.push(file);
     }
     const walk = async (relative: string, depth: number): Promise<void> => {
       if (depth > MAX_SKILL_DEPTH) return;
-      const entries = await fsp.readdir(path.join(this.workspace, relative), { withFileTypes: true }).catch(() => []);
+      const entries = await this.wfs.readdir(relative).catch(() => []);
       for (const entry of entries) {
         const child = `${relative}/${entry.name}`;
         // Symlinked directories are not followed: they could lead out of the workspace or loop.
-        if (entry.isDirectory()) await walk(child, depth + 1);
-        else if (entry.isFile() && isSkillFile(child)) found.push(child);
+        if (entry.kind === 'directory') await walk(child, depth + 1);
+        else if (entry.kind === 'file' && isSkillFile(child)) found.push(child);
       }
     };
     await walk('skills', 0);

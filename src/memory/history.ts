@@ -6,21 +6,16 @@
  * (gateway + CLI) never reuse one; `memory/.cursor` holds the last cursor. Dream consumes entries after
  * `memory/.dream_cursor`, so trimming never drops those.
  */
-import {
-  closeSync,
-  existsSync,
-  fstatSync,
-  fsyncSync,
-  ftruncateSync,
-  openSync,
-  readFileSync,
-  readSync,
-  statSync,
-  writeSync,
-} from 'node:fs';
-import { mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../util/fs.js';
+import {
+  closeDirectory,
+  entryPath,
+  PRIVATE_DIR_MODE,
+  PRIVATE_FILE_MODE,
+  type WorkspaceFileHandle,
+  WorkspaceFs,
+  WorkspaceFsError,
+} from '../security/workspace-fs.js';
 import { lockFile } from '../util/lock.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import { estimateTextTokens } from './tokens.js';
@@ -51,6 +46,15 @@ const TRIM_EVERY_APPENDS = 100;
 /** How far back from the end to look for the last complete line when repairing or reading the last cursor. */
 const TAIL_PROBE_BYTES = 256 * 1024;
 
+/** Memory files hold the user's conversations: owner-only, like the sessions. */
+export const MEMORY_FILE_MODE = PRIVATE_FILE_MODE;
+export const MEMORY_DIR_MODE = PRIVATE_DIR_MODE;
+const MEMORY = 'memory';
+const HISTORY = 'memory/history.jsonl';
+const CURSOR = 'memory/.cursor';
+const DREAM_CURSOR = 'memory/.dream_cursor';
+const WRITE = { mode: MEMORY_FILE_MODE, dirMode: MEMORY_DIR_MODE } as const;
+
 /** One mutex per file path, shared by every HistoryStore instance in the process. */
 const processLocks = new Map<string, Promise<unknown>>();
 
@@ -60,6 +64,8 @@ export class HistoryStore {
   readonly cursorPath: string;
   readonly dreamCursorPath: string;
   private readonly log: Logger;
+  private readonly wfs: WorkspaceFs;
+  private readonly warned = new Set<string>();
   private cache: { ino: number; size: number; mtimeMs: number; entries: HistoryEntry[] } | undefined;
   private dreamCursor: { ino: number; size: number; mtimeMs: number; value: number } | undefined;
 
@@ -72,28 +78,23 @@ export class HistoryStore {
     this.cursorPath = join(this.dir, '.cursor');
     this.dreamCursorPath = join(this.dir, '.dream_cursor');
     this.log = options.log ?? silentLogger;
+    this.wfs = new WorkspaceFs(workspace);
   }
 
   /** Appends one entry and returns it; the line is on disk (fsynced) when this resolves. */
   async append(content: string, sessionKey?: string): Promise<HistoryEntry> {
     const entry = await this.withLock(async () => {
       const lastInFile = await this.repairTail();
-      const cursor = Math.max(await readIntFile(this.cursorPath), lastInFile) + 1;
+      const cursor = Math.max(this.readInt(CURSOR), lastInFile) + 1;
       const entry: HistoryEntry = {
         cursor,
         timestamp: formatHistoryTimestamp(this.now(), this.options.timezone ?? 'UTC'),
         content,
         ...(sessionKey ? { session_key: sessionKey } : {}),
       };
-      const handle = await open(this.path, 'a', 0o600);
-      try {
-        await handle.write(`${JSON.stringify(entry)}\n`);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
+      this.wfs.appendFileSync(HISTORY, `${JSON.stringify(entry)}\n`, { ...WRITE, fsync: true });
       // After the line: if we crash in between, the next append still sees the cursor in the file's tail.
-      await writeFile(this.cursorPath, `${cursor}\n`);
+      this.wfs.writeFileAtomicSync(CURSOR, `${cursor}\n`, WRITE);
       return entry;
     });
     // Keeps the file near its cap without reading it on every append.
@@ -103,17 +104,15 @@ export class HistoryStore {
 
   /** Every valid entry, oldest first. Cached until the file changes; corrupt lines warn once per load. */
   readAll(): HistoryEntry[] {
-    let stat: { ino: number; size: number; mtimeMs: number };
-    try {
-      stat = statSync(this.path);
-    } catch {
-      return [];
-    }
+    const stat = this.statOrWarn(HISTORY);
+    if (!stat) return [];
     const cached = this.cache;
     if (cached && cached.ino === stat.ino && cached.size === stat.size && cached.mtimeMs === stat.mtimeMs) {
       return cached.entries;
     }
-    const entries = this.parse(readFileSync(this.path, 'utf8'));
+    const text = this.readOrWarn(HISTORY);
+    if (text === undefined) return [];
+    const entries = this.parse(text);
     this.cache = { ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, entries };
     return entries;
   }
@@ -141,38 +140,35 @@ export class HistoryStore {
    */
   async trim(keep = DEFAULT_HISTORY_KEEP): Promise<number> {
     return this.withLock(async () => {
-      if (!existsSync(this.path)) return 0;
-      const entries = this.parse(await readFile(this.path, 'utf8'));
+      const text = this.wfs.readTextIfExistsSync(HISTORY);
+      if (text === undefined) return 0;
+      const entries = this.parse(text);
       const dreamCursor = this.readDreamCursor();
       const firstKept = entries.length - keep;
       const kept = entries.filter((entry, index) => index >= firstKept || entry.cursor > dreamCursor);
       const dropped = entries.length - kept.length;
       if (dropped === 0) return 0;
-      await writeFileAtomic(this.path, kept.map((entry) => `${JSON.stringify(entry)}\n`).join(''), 0o600);
+      this.wfs.writeFileAtomicSync(HISTORY, kept.map((entry) => `${JSON.stringify(entry)}\n`).join(''), WRITE);
       return dropped;
     });
   }
 
   /** Read before every turn's prompt: cached while the file's inode, size and mtime stay the same (one stat). */
   readDreamCursor(): number {
-    let stat: { ino: number; size: number; mtimeMs: number };
-    try {
-      stat = statSync(this.dreamCursorPath);
-    } catch {
-      return 0;
-    }
+    const stat = this.statOrWarn(DREAM_CURSOR);
+    if (!stat) return 0;
     const cached = this.dreamCursor;
     if (cached && cached.ino === stat.ino && cached.size === stat.size && cached.mtimeMs === stat.mtimeMs) {
       return cached.value;
     }
-    const value = readIntFileSync(this.dreamCursorPath);
+    const value = this.readInt(DREAM_CURSOR);
     this.dreamCursor = { ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, value };
     return value;
   }
 
   async writeDreamCursor(cursor: number): Promise<void> {
     if (!Number.isSafeInteger(cursor) || cursor < 0) throw new Error(`invalid dream cursor ${cursor}`);
-    await writeFileAtomic(this.dreamCursorPath, `${cursor}\n`);
+    this.wfs.writeFileAtomicSync(DREAM_CURSOR, `${cursor}\n`, WRITE);
   }
 
   /** Dream's view of the log (`HistorySource` in dream-history.ts): the oldest unprocessed entries first. */
@@ -190,7 +186,39 @@ export class HistoryStore {
 
   /** The last cursor handed out (0 when none). */
   readCursor(): number {
-    return Math.max(readIntFileSync(this.cursorPath), this.readAll().at(-1)?.cursor ?? 0);
+    return Math.max(this.readInt(CURSOR), this.readAll().at(-1)?.cursor ?? 0);
+  }
+
+  /** stat through the workspace-file layer; a refused path (a link out, a FIFO) warns once and counts as absent. */
+  private statOrWarn(rel: string): { ino: number; size: number; mtimeMs: number } | undefined {
+    try {
+      const stat = this.wfs.statSync(rel);
+      return stat?.isFile() ? stat : undefined;
+    } catch (error) {
+      this.warnRefused(rel, error);
+      return undefined;
+    }
+  }
+
+  private readOrWarn(rel: string): string | undefined {
+    try {
+      return this.wfs.readTextIfExistsSync(rel);
+    } catch (error) {
+      this.warnRefused(rel, error);
+      return undefined;
+    }
+  }
+
+  private warnRefused(rel: string, error: unknown): void {
+    if (!(error instanceof WorkspaceFsError)) throw error;
+    if (this.warned.has(rel)) return;
+    this.warned.add(rel);
+    this.log.warn(`${error.message}; ${rel} is ignored until it is a plain file again`);
+  }
+
+  private readInt(rel: string): number {
+    const text = this.readOrWarn(rel);
+    return text === undefined ? 0 : toCursor(text);
   }
 
   private now(): Date {
@@ -216,29 +244,32 @@ export class HistoryStore {
    * cursor found in the file's tail. Runs under the lock.
    */
   private async repairTail(): Promise<number> {
-    await mkdir(this.dir, { recursive: true });
-    if (!existsSync(this.path)) return 0;
-    const fd = openSync(this.path, 'r+');
+    let file: WorkspaceFileHandle;
     try {
-      const size = fstatSync(fd).size;
+      file = this.wfs.openFile(HISTORY, 'update');
+    } catch (error) {
+      if (error instanceof WorkspaceFsError) throw error;
+      return 0;
+    }
+    try {
+      const size = file.size;
       const start = Math.max(0, size - TAIL_PROBE_BYTES);
-      const buffer = Buffer.alloc(size - start);
-      readFully(fd, buffer, start);
+      const buffer = file.read(size - start, start);
       const lastNewline = buffer.lastIndexOf(0x0a);
       const fragment = buffer.subarray(lastNewline + 1);
       if (fragment.length > 0) {
         // With no newline in the probe window the fragment may be a huge foreign line: terminate, never cut.
         if (parseEntry(fragment.toString('utf8')) || (lastNewline === -1 && start > 0)) {
-          writeSync(fd, '\n', size);
+          file.write('\n', size);
         } else {
           this.log.warn(`${this.path}: dropped a torn last line (${fragment.length} bytes) left by a crash`);
-          ftruncateSync(fd, start + lastNewline + 1);
+          file.truncate(start + lastNewline + 1);
         }
-        fsyncSync(fd);
+        file.sync();
       }
       return lastCursorIn(buffer.toString('utf8'));
     } finally {
-      closeSync(fd);
+      file.close();
     }
   }
 
@@ -247,17 +278,23 @@ export class HistoryStore {
     const run = previous
       .catch(() => undefined)
       .then(async () => {
-        await mkdir(this.dir, { recursive: true });
-        const release = await (await lockFile())(this.path, {
+        // The lock directory is made through the opened memory/ directory: a memory/ link out is refused here.
+        const dir = this.wfs.openDirectorySync(MEMORY, MEMORY_DIR_MODE);
+        const release = await (await lockFile())(entryPath(dir, 'history.jsonl'), {
           realpath: false,
+          lockfilePath: entryPath(dir, 'history.jsonl.lock'),
           stale: 10_000,
           retries: { retries: 100, minTimeout: 5, maxTimeout: 200, factor: 1.5 },
           onCompromised: (error) => this.log.warn(`${this.path}: history lock compromised: ${error.message}`),
+        }).catch((error: unknown) => {
+          closeDirectory(dir);
+          throw error;
         });
         try {
           return await fn();
         } finally {
           await release().catch(() => undefined);
+          closeDirectory(dir);
         }
       });
     processLocks.set(this.path, run);
@@ -295,31 +332,6 @@ function lastCursorIn(text: string): number {
     if (entry) return entry.cursor;
   }
   return 0;
-}
-
-function readFully(fd: number, buffer: Buffer, position: number): void {
-  let done = 0;
-  while (done < buffer.length) {
-    const n = readSync(fd, buffer, done, buffer.length - done, position + done);
-    if (n === 0) break;
-    done += n;
-  }
-}
-
-async function readIntFile(path: string): Promise<number> {
-  try {
-    return toCursor(await readFile(path, 'utf8'));
-  } catch {
-    return 0;
-  }
-}
-
-function readIntFileSync(path: string): number {
-  try {
-    return toCursor(readFileSync(path, 'utf8'));
-  } catch {
-    return 0;
-  }
 }
 
 function toCursor(text: string): number {

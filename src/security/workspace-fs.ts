@@ -11,6 +11,18 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
+  type ReadOptions,
+  realPathOfFd,
+  removeEntry,
+  syncDir,
+  toBuffer,
+  type WorkspaceDirent,
+  WorkspaceFileHandle,
+  type WorkspaceFsOptions,
+  type WriteOptions,
+  type WriteSyscall,
+} from './workspace-file-ops.js';
+import {
   closeDir,
   type DirRef,
   entryPath,
@@ -27,47 +39,38 @@ import {
 } from './workspace-resolve.js';
 
 export {
+  type ReadOptions,
+  type WorkspaceDirent,
+  WorkspaceFileHandle,
+  type WorkspaceFsOptions,
+  type WriteOptions,
+  type WriteSyscall,
+} from './workspace-file-ops.js';
+export {
+  closeDir as closeDirectory,
+  type DirRef,
+  entryPath,
   isNotFound,
   WorkspaceEscapeError,
   WorkspaceFileTypeError,
   WorkspaceFsError,
 } from './workspace-resolve.js';
 
-const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW = 0, O_NONBLOCK = 0, O_NOCTTY = 0 } = fs.constants;
+const {
+  O_RDONLY,
+  O_RDWR,
+  O_WRONLY,
+  O_CREAT,
+  O_EXCL,
+  O_APPEND,
+  O_NOFOLLOW = 0,
+  O_NONBLOCK = 0,
+  O_NOCTTY = 0,
+} = fs.constants;
 
-export interface WriteOptions {
-  /** Mode of a file this call creates (atomic writes also chmod to it). Default: the old file's mode, else 0644. */
-  mode?: number;
-  /** Mode of directories this call creates. Default 0755. */
-  dirMode?: number;
-}
-
-export interface ReadOptions {
-  /** Refuse files larger than this many bytes (a planted huge file must not be read into memory). */
-  maxBytes?: number;
-}
-
-export interface WorkspaceDirent {
-  name: string;
-  kind: 'file' | 'directory' | 'symlink' | 'other';
-}
-
-/** Test seam: the write syscall, so a short write can be simulated. */
-export type WriteSyscall = (fd: number, data: Uint8Array, offset: number, length: number) => number;
-
-export interface WorkspaceFsOptions {
-  writeSync?: WriteSyscall;
-}
-
-/** An opened regular file inside the workspace. The caller closes `fd`. */
-export interface OpenedFile {
-  fd: number;
-  realPath: string;
-  size: number;
-}
-
-const toBuffer = (data: string | Uint8Array): Buffer =>
-  typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+/** Modes for what holds the user's conversations and memory (memory/, history.jsonl, cursors): owner only. */
+export const PRIVATE_FILE_MODE = 0o600;
+export const PRIVATE_DIR_MODE = 0o700;
 
 export class WorkspaceFs {
   readonly root: string;
@@ -86,7 +89,7 @@ export class WorkspaceFs {
   // ---- core: run `use` with the resolved entry, closing every fd afterwards ----
 
   private at<T>(rel: string, follow: boolean, createDirs: number | undefined, use: (r: Resolved, root: Root) => T): T {
-    const root = openRoot(this.root);
+    const root = this.openRootFor(createDirs);
     try {
       const resolved = resolveBeneath(root, rel, { followLast: follow, createDirs });
       try {
@@ -99,12 +102,23 @@ export class WorkspaceFs {
     }
   }
 
+  /** The root itself comes from the config, not the workspace: a write creates it when missing. */
+  private openRootFor(createMode: number | undefined): Root {
+    try {
+      return openRoot(this.root);
+    } catch (error) {
+      if (createMode === undefined || errorCode(error) !== 'ENOENT') throw error;
+      fs.mkdirSync(this.root, { recursive: true, mode: createMode });
+      return openRoot(this.root);
+    }
+  }
+
   private shown(rel: string): string {
     return this.pathOf(rel);
   }
 
   /** Opens the final entry O_NOFOLLOW | O_NONBLOCK and requires a regular file; the fd's real path is verified. */
-  private openIn(r: Resolved, root: Root, rel: string, flags: number, mode?: number): OpenedFile {
+  private openIn(r: Resolved, root: Root, rel: string, flags: number, mode?: number): WorkspaceFileHandle {
     let fd: number;
     try {
       fd = fs.openSync(entryPath(r.parent, r.name), flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, mode);
@@ -120,16 +134,16 @@ export class WorkspaceFs {
       if (!stats.isFile()) throw new WorkspaceFileTypeError(this.shown(rel), kindOf(stats), 'regular file');
       const realPath = realPathOfFd(fd, path.join(r.parent.real, r.name));
       if (!isInsideRoot(root, realPath)) throw new WorkspaceEscapeError(this.shown(rel), realPath);
-      return { fd, realPath, size: stats.size };
+      return new WorkspaceFileHandle(fd, realPath, stats.size);
     } catch (error) {
       fs.closeSync(fd);
       throw error;
     }
   }
 
-  /** Opens a regular file for reading (for tools that stream); the caller closes the fd. */
-  openFile(rel: string): OpenedFile {
-    return this.at(rel, true, undefined, (r, root) => this.openIn(r, root, rel, O_RDONLY));
+  /** Opens an existing regular file for reading (or reading and writing: `update`); the caller closes the fd. */
+  openFile(rel: string, access: 'read' | 'update' = 'read'): WorkspaceFileHandle {
+    return this.at(rel, true, undefined, (r, root) => this.openIn(r, root, rel, access === 'read' ? O_RDONLY : O_RDWR));
   }
 
   // ---- reads ----
@@ -220,14 +234,20 @@ export class WorkspaceFs {
 
   /** Runs `use` with a verified anchor for directory `rel` (created with `createMode` when given). */
   withDirectorySync<T>(rel: string, use: (dir: DirRef) => T, createMode?: number): T {
-    if (path.resolve(this.root, rel) === this.root) {
-      const root = openRoot(this.root);
-      try {
-        return use(root);
-      } finally {
-        closeDir(root);
-      }
+    const dir = this.openDirectorySync(rel, createMode);
+    try {
+      return use(dir);
+    } finally {
+      closeDir(dir);
     }
+  }
+
+  /**
+   * Opens directory `rel` (created with `createMode` when given and missing) and keeps it open: use
+   * `entryPath(dir, name)` for anything inside, even across awaits, then `closeDirectory(dir)`.
+   */
+  openDirectorySync(rel: string, createMode?: number): DirRef {
+    if (path.resolve(this.root, rel) === this.root) return this.openRootFor(createMode);
     return this.at(rel, true, createMode, (r, root) => {
       if (r.stats === undefined && createMode !== undefined) {
         try {
@@ -237,12 +257,11 @@ export class WorkspaceFs {
         }
       }
       const dir = openDirRef(entryPath(r.parent, r.name), false, this.shown(rel));
-      try {
-        if (!isInsideRoot(root, dir.real)) throw new WorkspaceEscapeError(this.shown(rel), dir.real);
-        return use(dir);
-      } finally {
+      if (!isInsideRoot(root, dir.real)) {
         closeDir(dir);
+        throw new WorkspaceEscapeError(this.shown(rel), dir.real);
       }
+      return dir;
     });
   }
 
@@ -326,6 +345,7 @@ export class WorkspaceFs {
       try {
         try {
           this.writeAll(file.fd, toBuffer(data), rel);
+          if (options.fsync) fs.fsyncSync(file.fd);
         } catch (error) {
           fs.ftruncateSync(file.fd, file.size);
           throw error;
@@ -376,6 +396,16 @@ export class WorkspaceFs {
     this.unlinkSync(rel);
   }
 
+  /** Removes an empty directory (never through a link: a link there fails with ENOTDIR). */
+  rmdirSync(rel: string): void {
+    this.at(rel, false, undefined, (r) => {
+      if (r.stats === undefined) {
+        throw Object.assign(new Error(`ENOENT: no such directory, ${this.shown(rel)}`), { code: 'ENOENT' });
+      }
+      fs.rmdirSync(entryPath(r.parent, r.name));
+    });
+  }
+
   /** Removes `rel` and, for a directory, everything under it, walking only through opened directories. */
   rmSync(rel: string): void {
     try {
@@ -403,51 +433,6 @@ export class WorkspaceFs {
 
   async rename(from: string, to: string, options?: WriteOptions): Promise<void> {
     this.renameSync(from, to, options);
-  }
-}
-
-function removeEntry(parent: DirRef, name: string, stats: fs.Stats | undefined): void {
-  if (stats === undefined) return;
-  const at = entryPath(parent, name);
-  if (!stats.isDirectory()) {
-    fs.unlinkSync(at);
-    return;
-  }
-  const dir = openDirRef(at, false, at);
-  try {
-    for (const child of fs.readdirSync(dir.anchor)) {
-      const childStats = fs.lstatSync(entryPath(dir, child));
-      removeEntry(dir, child, childStats);
-    }
-  } finally {
-    closeDir(dir);
-  }
-  fs.rmdirSync(at);
-}
-
-/** Where an open fd really is: /proc/self/fd on Linux, else the path we opened (checked by dev/ino). */
-function realPathOfFd(fd: number, opened: string): string {
-  try {
-    return fs.readlinkSync(`/proc/self/fd/${fd}`);
-  } catch {
-    const real = fs.realpathSync.native(opened);
-    const a = fs.fstatSync(fd);
-    const b = fs.statSync(real);
-    if (a.ino !== b.ino || a.dev !== b.dev) throw new WorkspaceEscapeError(opened, real, 'it changed while opening');
-    return real;
-  }
-}
-
-function syncDir(dir: DirRef): void {
-  try {
-    const fd = fs.openSync(dir.anchor, O_RDONLY);
-    try {
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch {
-    // Some filesystems refuse fsync on directories; the rename is still atomic there.
   }
 }
 

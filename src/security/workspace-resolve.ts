@@ -65,6 +65,11 @@ export function canAnchorByFd(): boolean {
   return fdAnchors;
 }
 
+/** Tests run the non-Linux fallback (real-path anchors) on Linux with `false`; `undefined` restores detection. */
+export function useFdAnchorsForTests(value: boolean | undefined): void {
+  fdAnchors = value;
+}
+
 /** Names what an lstat found, for error messages. */
 export function kindOf(stats: fs.Stats): string {
   if (stats.isFile()) return 'regular file';
@@ -178,6 +183,7 @@ export function resolveBeneath(root: Root, input: string, options: ResolveOption
   const stack: DirRef[] = [root];
   const names: string[] = [];
   let hops = 0;
+  let linkedTo: string | undefined;
   const fail = (resolvesTo: string | undefined, reason?: string): never => {
     throw new WorkspaceEscapeError(path.join(root.shown, input), resolvesTo, reason);
   };
@@ -187,7 +193,7 @@ export function resolveBeneath(root: Root, input: string, options: ResolveOption
       const name = queue.shift() as string;
       const current = stack[stack.length - 1] as DirRef;
       if (name === '..') {
-        if (stack.length === 1) fail(path.resolve(root.real, ...names, '..'));
+        if (stack.length === 1) fail(linkedTo ?? path.resolve(root.real, ...names, '..'));
         closeDir(stack.pop() as DirRef);
         names.pop();
         if (queue.length === 0) {
@@ -214,6 +220,8 @@ export function resolveBeneath(root: Root, input: string, options: ResolveOption
           names.length = 0;
           queue.unshift(...(inside as string).split(path.sep).filter((p) => p !== '' && p !== '.'));
         } else {
+          // Named in a refusal if the link climbs out: where it points, not where the walk stopped.
+          linkedTo = path.resolve(current.real, target);
           queue.unshift(...target.split('/').filter((p) => p !== '' && p !== '.'));
         }
         if (queue.length === 0) fail(undefined, 'the link points at the workspace root');

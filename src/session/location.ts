@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'n
 import { chmod, mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { isPathInside } from '../security/workspace.js';
+import { WorkspaceFs } from '../security/workspace-fs.js';
 import { UserError } from '../util/errors.js';
 import { writeFileAtomic } from '../util/fs.js';
 
@@ -53,10 +54,14 @@ function canonicalPath(path: string): string {
   }
 }
 
+const WORKSPACE_ID = '.nanobot/workspace-id';
+
+/** The id file is in the workspace, where the sandboxed shell can plant links: read and written through the layer. */
 function readWorkspaceId(workspace: string): string | undefined {
-  const file = join(workspace, '.nanobot', 'workspace-id');
-  if (!existsSync(file)) return undefined;
-  const id = readFileSync(file, 'utf8').trim();
+  const file = join(workspace, WORKSPACE_ID);
+  const text = new WorkspaceFs(workspace).readTextIfExistsSync(WORKSPACE_ID, { maxBytes: 4096 });
+  if (text === undefined) return undefined;
+  const id = text.trim();
   if (!ID_PATTERN.test(id)) {
     throw new UserError(
       `${file} does not hold a valid workspace id (32 hex characters).`,
@@ -68,7 +73,7 @@ function readWorkspaceId(workspace: string): string | undefined {
 
 async function writeWorkspaceId(workspace: string, id: string): Promise<void> {
   if (readWorkspaceId(workspace) === id) return;
-  await writeFileAtomic(join(workspace, '.nanobot', 'workspace-id'), `${id}\n`, 0o600);
+  await new WorkspaceFs(workspace).writeFileAtomic(WORKSPACE_ID, `${id}\n`, { mode: 0o600, dirMode: 0o700 });
 }
 
 function readMarker(dir: string): string | undefined {

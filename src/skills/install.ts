@@ -6,9 +6,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { copyFile, mkdir, rename } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { isPathInside } from '../security/workspace.js';
+import { WorkspaceFs } from '../security/workspace-fs.js';
 import { UserError } from '../util/errors.js';
 import { parseSkill, SKILL_FILE, type SkillManifest } from './frontmatter.js';
 import { type SuggestedCommand, suggestedCommands } from './install-commands.js';
@@ -76,33 +76,40 @@ async function installFrom(local: LocalSource, options: InstallOptions): Promise
   }
 
   const files = collectFiles(root);
-  const skillsDir = join(options.workspace, 'skills');
-  const target = join(skillsDir, name);
-  const exists = statSync(target, { throwIfNoEntry: false }) !== undefined;
+  // Into the workspace through the layer: a skills/ (or skills/<name>) link planted by the sandboxed shell is refused
+  // or replaced as a link, never written through.
+  const wfs = new WorkspaceFs(options.workspace);
+  const target = join(options.workspace, 'skills', name);
+  const rel = `skills/${name}`;
+  const exists = wfs.lstatSync(rel) !== undefined;
   if (exists && !options.force) {
     throw new UserError(`A skill named "${name}" is already installed at ${target}.`, 'Pass --force to replace it.');
   }
 
-  await mkdir(skillsDir, { recursive: true });
+  wfs.mkdirSync('skills');
   const token = randomBytes(4).toString('hex');
-  const staging = join(skillsDir, `.installing-${name}-${token}`);
+  const staging = `skills/.installing-${name}-${token}`;
   try {
+    wfs.mkdirSync(staging);
     for (const file of files) {
-      const destination = join(staging, file.path);
-      await mkdir(dirname(destination), { recursive: true });
-      await copyFile(file.source, destination);
+      wfs.writeFileAtomicSync(`${staging}/${file.path}`, readFileSync(file.source), {
+        mode: statSync(file.source).mode & 0o777,
+      });
     }
-    await mkdir(staging, { recursive: true });
     if (exists) {
-      const retired = join(skillsDir, `.replaced-${name}-${token}`);
-      await rename(target, retired);
-      await rename(staging, target);
-      await removeQuietly(retired);
+      const retired = `skills/.replaced-${name}-${token}`;
+      wfs.renameSync(rel, retired);
+      wfs.renameSync(staging, rel);
+      wfs.rmSync(retired);
     } else {
-      await rename(staging, target);
+      wfs.renameSync(staging, rel);
     }
   } catch (error) {
-    await removeQuietly(staging);
+    try {
+      wfs.rmSync(staging);
+    } catch {
+      // Best effort: the staging folder is hidden and replaced on the next install.
+    }
     throw error;
   }
   return {

@@ -8,9 +8,9 @@
  * byte-stable between turns; a requirement met later (a binary installed mid-session) shows after the next change
  * or restart.
  */
-import { readdirSync, readFileSync, type Stats, statSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { basename, delimiter, dirname, join } from 'node:path';
 import type { LoadedConfig } from '../config/load.js';
+import { WorkspaceFs, WorkspaceFsError } from '../security/workspace-fs.js';
 import { parseSkill, SKILL_FILE, type SkillManifest } from './frontmatter.js';
 import { activeSkillsSection, invokedSkillsBlock, skillsListingSection } from './prompt.js';
 import { type RequirementContext, unmetRequirements } from './requirements.js';
@@ -50,6 +50,9 @@ export interface SkillsLoaderOptions {
 /** What `exec` always passes to commands (buildChildEnv), whatever tools.exec.allowedEnvKeys says. */
 const COMMAND_ENV_KEYS = ['HOME', 'LANG', 'TERM', 'PATH'];
 /** `$name` not preceded by a word character or `$` (so `$$x`, `a$b` and `${x}` are left alone). */
+/** A SKILL.md larger than this is refused (it is read into prompts). */
+const MAX_SKILL_BYTES = 256 * 1024;
+type Stats = NonNullable<ReturnType<WorkspaceFs['statSync']>>;
 const SKILL_REFERENCE = /(?<![\w$])\$([A-Za-z0-9][A-Za-z0-9_-]*)/g;
 
 export class SkillsLoader {
@@ -74,17 +77,26 @@ export class SkillsLoader {
 
   /** Every skill found, workspace ones hiding built-ins of the same name, sorted by name. */
   list(): Skill[] {
-    const workspace = skillDirs(this.workspaceDir);
-    const builtin = this.builtinDir ? skillDirs(this.builtinDir) : [];
+    const workspaceRoot = skillRoot(this.workspaceDir);
+    const builtinRoot = this.builtinDir ? skillRoot(this.builtinDir) : undefined;
+    const workspace = skillDirs(workspaceRoot);
+    const builtin = builtinRoot ? skillDirs(builtinRoot) : [];
     const workspaceNames = new Set(workspace.map((entry) => entry.name));
     const builtinNames = new Set(builtin.map((entry) => entry.name));
     const skills = [
-      ...workspace.map((entry) => this.load(entry.name, entry.dir, 'workspace', builtinNames.has(entry.name))),
-      ...builtin
-        .filter((entry) => !workspaceNames.has(entry.name))
-        .map((entry) => this.load(entry.name, entry.dir, 'builtin', false)),
+      ...workspace.map((entry) => this.load(workspaceRoot, entry, 'workspace', builtinNames.has(entry.name))),
+      ...(builtinRoot
+        ? builtin
+            .filter((entry) => !workspaceNames.has(entry.name))
+            .map((entry) => this.load(builtinRoot, entry, 'builtin', false))
+        : []),
     ];
     return skills.sort((a, b) => compareNames(a.name, b.name));
+  }
+
+  /** The skill's SKILL.md text, read through the workspace-file layer (never through a link out of its folder). */
+  readInstructions(skill: Skill): string {
+    return readSkillFile(skillRoot(dirname(skill.dir)), basename(skill.dir));
   }
 
   get(name: string): Skill | undefined {
@@ -121,12 +133,17 @@ export class SkillsLoader {
     return invokedSkillsBlock(skills);
   }
 
-  private load(name: string, dir: string, source: SkillSource, overridesBuiltin: boolean): Skill {
+  private load(
+    root: SkillRoot,
+    { name, dir }: { name: string; dir: string },
+    source: SkillSource,
+    overridesBuiltin: boolean,
+  ): Skill {
     const file = join(dir, SKILL_FILE);
     const base = { name, source, dir, file, overridesBuiltin };
     let text: string;
     try {
-      text = readFileSync(file, 'utf8');
+      text = readSkillFile(root, name);
     } catch (err) {
       return { ...base, status: 'invalid', reasons: [`cannot read ${SKILL_FILE}: ${(err as Error).message}`] };
     }
@@ -143,11 +160,12 @@ export class SkillsLoader {
   /** Names, sizes and modification times of every SKILL.md: cheap to compute, changes when any skill does. */
   private fingerprint(): string {
     const parts: string[] = [];
-    for (const root of [this.workspaceDir, this.builtinDir]) {
-      if (!root) continue;
-      for (const { name, dir } of skillDirs(root)) {
-        const stat = statQuietly(join(dir, SKILL_FILE));
-        parts.push(`${root}/${name}:${stat?.mtimeMs ?? 0}:${stat?.size ?? 0}`);
+    for (const dir of [this.workspaceDir, this.builtinDir]) {
+      if (!dir) continue;
+      const root = skillRoot(dir);
+      for (const { name } of skillDirs(root)) {
+        const stat = statQuietly(root, name);
+        parts.push(`${dir}/${name}:${stat?.mtimeMs ?? 0}:${stat?.size ?? 0}`);
       }
     }
     return parts.join('\n');
@@ -167,25 +185,51 @@ export function skillsLoaderFor(loaded: LoadedConfig, env: NodeJS.ProcessEnv, bu
   });
 }
 
-/** Sub-folders (symlinked ones too) of `root` holding a SKILL.md, sorted; none when `root` is missing. */
-function skillDirs(root: string): { name: string; dir: string }[] {
+/**
+ * A folder of skills, read through the workspace-file layer rooted at the folder's parent: the sandboxed shell can
+ * plant links in `<workspace>/skills`, so a `skills/` folder, skill folder or SKILL.md that is a link out of it is
+ * never read (such a skill shows up as invalid, saying why). Links that stay inside still work.
+ */
+interface SkillRoot {
+  wfs: WorkspaceFs;
+  rel: string;
+  abs: string;
+}
+
+function skillRoot(abs: string): SkillRoot {
+  return { wfs: new WorkspaceFs(dirname(abs)), rel: basename(abs), abs };
+}
+
+function readSkillFile(root: SkillRoot, name: string): string {
+  return root.wfs.readTextSync(join(root.rel, name, SKILL_FILE), { maxBytes: MAX_SKILL_BYTES });
+}
+
+/** Sub-folders of `root` holding a SKILL.md (or refused on the way, so the listing says why), sorted. */
+function skillDirs(root: SkillRoot): { name: string; dir: string }[] {
   let names: string[];
   try {
-    names = readdirSync(root);
+    names = root.wfs.readdirSync(root.rel).map((entry) => entry.name);
   } catch {
     return [];
   }
   return names
     .filter((name) => !name.startsWith('.'))
     .sort(compareNames)
-    .map((name) => ({ name, dir: join(root, name) }))
-    .filter(({ dir }) => statQuietly(dir)?.isDirectory() && statQuietly(join(dir, SKILL_FILE))?.isFile());
+    .filter((name) => {
+      try {
+        const rel = join(root.rel, name);
+        return root.wfs.statSync(rel)?.isDirectory() && root.wfs.statSync(join(rel, SKILL_FILE))?.isFile();
+      } catch (error) {
+        return error instanceof WorkspaceFsError;
+      }
+    })
+    .map((name) => ({ name, dir: join(root.abs, name) }));
 }
 
-/** Undefined for anything that cannot be looked at (missing, unreadable, a dangling link). */
-function statQuietly(path: string): Stats | undefined {
+/** Undefined for anything that cannot be looked at (missing, unreadable, a link out). */
+function statQuietly(root: SkillRoot, name: string): Stats | undefined {
   try {
-    return statSync(path, { throwIfNoEntry: false });
+    return root.wfs.statSync(join(root.rel, name, SKILL_FILE));
   } catch {
     return undefined;
   }

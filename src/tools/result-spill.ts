@@ -3,9 +3,8 @@
  * through with read_file, so nothing is lost and one huge result cannot blow the context window.
  */
 import { randomBytes } from 'node:crypto';
-import { readdir, rm, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { writeFileAtomic } from '../util/fs.js';
+import { WorkspaceFs } from '../security/workspace-fs.js';
 
 export const PREVIEW_CHARS = 1_200;
 /** Spilled results older than this are deleted when a new one is written. */
@@ -19,21 +18,30 @@ export interface ResultSpillOptions {
   now?: () => Date;
 }
 
+/**
+ * The directory is under the workspace, where the sandboxed shell can plant links: every write, listing and delete
+ * goes through the workspace-file layer, so a `tool-results` link out is refused and the prune never leaves it.
+ */
 export class ResultSpill {
-  constructor(private readonly options: ResultSpillOptions) {}
+  private readonly wfs: WorkspaceFs;
+  private readonly dir: string;
+
+  constructor(private readonly options: ResultSpillOptions) {
+    this.wfs = new WorkspaceFs(options.relativeTo);
+    this.dir = relative(options.relativeTo, options.dir);
+  }
 
   /** Saves `text` and returns what the model should see instead; undefined if the file could not be written. */
   async spill(text: string, toolName: string): Promise<string | undefined> {
     const now = this.options.now?.() ?? new Date();
     const stamp = now.toISOString().replace(/[:.]/g, '-');
-    const file = join(this.options.dir, `${stamp}-${toolName}-${randomBytes(3).toString('hex')}.txt`);
+    const shown = join(this.dir, `${stamp}-${toolName}-${randomBytes(3).toString('hex')}.txt`);
     try {
-      await writeFileAtomic(file, text);
+      await this.wfs.writeFileAtomic(shown, text, { mode: 0o600, dirMode: 0o700 });
     } catch {
       return undefined;
     }
     void this.prune(now.getTime());
-    const shown = relative(this.options.relativeTo, file);
     const lines = text.split('\n').length;
     return (
       `${text.slice(0, PREVIEW_CHARS)}\n\n[Result too long for the context: ${text.length} characters, ${lines} lines. ` +
@@ -43,9 +51,11 @@ export class ResultSpill {
 
   private async prune(nowMs: number): Promise<void> {
     try {
-      for (const name of await readdir(this.options.dir)) {
-        const path = join(this.options.dir, name);
-        if (nowMs - (await stat(path)).mtimeMs > KEEP_MS) await rm(path, { force: true });
+      for (const entry of await this.wfs.readdir(this.dir)) {
+        if (entry.kind !== 'file') continue;
+        const rel = join(this.dir, entry.name);
+        const stat = await this.wfs.lstat(rel);
+        if (stat?.isFile() && nowMs - stat.mtimeMs > KEEP_MS) await this.wfs.unlink(rel);
       }
     } catch {
       // Pruning is housekeeping; a failure here must not affect the tool call.

@@ -4,10 +4,10 @@
  * if the gateway is down or restarts mid-turn.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, type FSWatcher, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, watch } from 'node:fs';
+import { type FSWatcher, watch } from 'node:fs';
 import { join } from 'node:path';
+import { closeDirectory, entryPath, isNotFound, WorkspaceFs, WorkspaceFsError } from '../security/workspace-fs.js';
 import { UserError } from '../util/errors.js';
-import { writeFileAtomic } from '../util/fs.js';
 import { type Logger, silentLogger } from '../util/log.js';
 
 export interface Trigger {
@@ -18,7 +18,8 @@ export interface Trigger {
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-export const triggersDir = (workspace: string) => join(workspace, 'triggers');
+const TRIGGERS = 'triggers';
+export const triggersDir = (workspace: string) => join(workspace, TRIGGERS);
 
 export async function queueTrigger(
   workspace: string,
@@ -33,10 +34,21 @@ export async function queueTrigger(
     );
   }
   if (!message.trim()) throw new UserError('The trigger message is empty.', 'Pass a message, or pipe one in with `-`.');
-  const file = join(triggersDir(workspace), `${now.getTime()}-${randomBytes(3).toString('hex')}.json`);
+  const rel = join(TRIGGERS, `${now.getTime()}-${randomBytes(3).toString('hex')}.json`);
   const trigger: Trigger = { name, message, createdAt: now.toISOString() };
-  await writeFileAtomic(file, `${JSON.stringify(trigger)}\n`);
-  return file;
+  const wfs = new WorkspaceFs(workspace);
+  try {
+    await wfs.writeFileAtomic(rel, `${JSON.stringify(trigger)}\n`, { mode: 0o600, dirMode: 0o700 });
+  } catch (error) {
+    if (error instanceof WorkspaceFsError) {
+      throw new UserError(
+        `Cannot queue the trigger: ${error.message}.`,
+        `Replace ${triggersDir(workspace)} with a plain directory.`,
+      );
+    }
+    throw error;
+  }
+  return wfs.pathOf(rel);
 }
 
 export interface TriggerWatcherOptions {
@@ -53,17 +65,25 @@ export class TriggerWatcher {
   private draining: Promise<void> | undefined;
   private again = false;
   private readonly log: Logger;
+  private readonly wfs: WorkspaceFs;
+  private warnedRefusal = false;
 
   constructor(private readonly options: TriggerWatcherOptions) {
     this.log = options.log ?? silentLogger;
+    this.wfs = new WorkspaceFs(options.workspace);
   }
 
   start(): void {
-    const dir = triggersDir(this.options.workspace);
-    mkdirSync(dir, { recursive: true });
     try {
-      this.watcher = watch(dir, () => void this.drain());
-    } catch {
+      // Watched through the opened directory: a triggers/ link out is refused here, and the watch stays on it.
+      const dir = this.wfs.openDirectorySync(TRIGGERS, 0o700);
+      try {
+        this.watcher = watch(entryPath(dir, '.'), () => void this.drain());
+      } finally {
+        closeDirectory(dir);
+      }
+    } catch (error) {
+      if (error instanceof WorkspaceFsError) this.warnRefused(error);
       // Polling below still picks files up.
     }
     this.timer = setInterval(() => void this.drain(), this.options.pollMs ?? 5_000);
@@ -94,24 +114,48 @@ export class TriggerWatcher {
     return this.draining;
   }
 
+  private warnRefused(error: WorkspaceFsError): void {
+    if (this.warnedRefusal) return;
+    this.warnedRefusal = true;
+    this.log.warn(`triggers: ${error.message}; no trigger is run from there until it is a plain directory`);
+  }
+
+  /**
+   * Every entry is read, renamed and deleted through the workspace-file layer: a triggers/ link out of the
+   * workspace, or a trigger file that is a link, is never run, renamed or deleted.
+   */
   private async pass(): Promise<void> {
-    const dir = triggersDir(this.options.workspace);
-    if (!existsSync(dir)) return;
-    for (const name of readdirSync(dir)
-      .filter((n) => n.endsWith('.json'))
-      .sort()) {
-      const file = join(dir, name);
+    let names: string[];
+    try {
+      names = this.wfs
+        .readdirIfExistsSync(TRIGGERS)
+        .filter((e) => e.name.endsWith('.json') && e.kind !== 'directory')
+        .map((e) => e.name)
+        .sort();
+    } catch (error) {
+      if (error instanceof WorkspaceFsError) return this.warnRefused(error);
+      throw error;
+    }
+    for (const name of names) {
+      const rel = join(TRIGGERS, name);
       let trigger: Trigger;
       try {
-        trigger = JSON.parse(readFileSync(file, 'utf8')) as Trigger;
-      } catch {
+        trigger = JSON.parse(this.wfs.readTextSync(rel, { maxBytes: 1024 * 1024 })) as Trigger;
+      } catch (error) {
+        if (isNotFound(error)) continue;
+        if (error instanceof WorkspaceFsError) {
+          // A link (or FIFO) in the queue: moved aside as itself, never followed.
+          this.log.warn(`trigger ${name}: ${error.message}; renamed to ${name}.refused`);
+          this.wfs.renameSync(rel, `${rel}.refused`);
+          continue;
+        }
         this.log.warn(`trigger ${name} is not valid JSON; renamed to ${name}.invalid`);
-        renameSync(file, `${file}.invalid`);
+        this.wfs.renameSync(rel, `${rel}.invalid`);
         continue;
       }
       try {
         await this.options.deliver(trigger);
-        rmSync(file, { force: true });
+        this.wfs.rmSync(rel);
       } catch (err) {
         this.log.warn(`trigger ${trigger.name} failed, will retry: ${(err as Error).message}`);
         return;

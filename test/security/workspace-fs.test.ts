@@ -16,6 +16,7 @@ import {
   WorkspaceFs,
   workspaceFs,
 } from '../../src/security/workspace-fs.js';
+import { useFdAnchorsForTests } from '../../src/security/workspace-resolve.js';
 
 let base: string;
 let ws: string;
@@ -59,7 +60,7 @@ describe('reads never follow a link out of the workspace', () => {
   const spellings: Array<[string, (ws: string, name: string) => string]> = [
     ['absolute link', () => secret],
     ['relative ../ link', (w, name) => path.relative(path.dirname(path.join(w, name)), secret)],
-    ['deep relative ../../ link', () => '../../../../../../../..' + secret],
+    ['deep relative ../../ link', () => `../../../../../../../..${secret}`],
     ['link through /proc/self/root', () => `/proc/self/root${secret}`],
     ['link to /dev/zero', () => '/dev/zero'],
     ['dangling absolute link', () => path.join(outside, 'missing.json')],
@@ -77,6 +78,8 @@ describe('reads never follow a link out of the workspace', () => {
   }
 
   it('names the path and where it leads in the error', () => {
+    link('../outside/config.json', 'USER.md');
+    expect(() => wfs.readTextSync('USER.md')).toThrow(`it resolves to ${secret}, outside the workspace`);
     link(secret, 'SOUL.md');
     expect(() => wfs.readTextSync('SOUL.md')).toThrow(
       `refusing ${path.join(ws, 'SOUL.md')}: it resolves to ${secret}, outside the workspace`,
@@ -263,5 +266,31 @@ describe('open, then check the real path (for policy-checked tools)', () => {
       /outside the workspace/,
     );
     expect(withCheckedDirectory(ws, policyCheck(policy, 'read'), (d) => fs.readdirSync(d.anchor).length)).toBe(4);
+  });
+});
+
+// Without /proc/self/fd (macOS, BSD) the layer anchors on verified real paths: the same attacks are refused, only
+// a swap in the middle of one operation is not (documented: the window is narrowed, not closed).
+describe('the real-path fallback (no /proc/self/fd) refuses the same links', () => {
+  beforeEach(() => useFdAnchorsForTests(false));
+  afterEach(() => useFdAnchorsForTests(undefined));
+
+  it('reads, appends, writes, listings and deletes', () => {
+    const before = snapshot(outside);
+    link(secret, 'SOUL.md');
+    link('../outside/config.json', 'USER.md');
+    link(outside, 'memory');
+    link(outside, 'triggers');
+    for (const p of ['SOUL.md', 'USER.md', 'memory/config.json'])
+      expect(() => wfs.readTextSync(p)).toThrow(WorkspaceEscapeError);
+    expect(() => wfs.appendFileSync('memory/history.jsonl', 'x\n')).toThrow(WorkspaceEscapeError);
+    expect(() => wfs.writeFileAtomicSync('memory/MEMORY.md', 'x')).toThrow(WorkspaceEscapeError);
+    expect(() => wfs.readdirSync('triggers')).toThrow(WorkspaceEscapeError);
+    wfs.rmSync('triggers');
+    wfs.writeFileAtomicSync('ok/file.txt', 'inside', { mode: 0o600 });
+    expect(wfs.readTextSync('ok/file.txt')).toBe('inside');
+    execFileSync('mkfifo', [path.join(ws, 'fifo')]);
+    expect(() => wfs.readTextSync('fifo')).toThrow(WorkspaceFileTypeError);
+    expect(snapshot(outside)).toEqual(before);
   });
 });

@@ -3,7 +3,6 @@
  * repository into `<workspace>/skills/<name>/`, then shows the files and every command the skill asks the user to
  * run; it runs none of them.
  */
-import { readFileSync } from 'node:fs';
 import { describeRequirements, formatSkillDetails, formatSkillList } from '../../skills/format.js';
 import type { InstallReport } from '../../skills/install.js';
 import { type Skill, skillsLoaderFor } from '../../skills/loader.js';
@@ -45,7 +44,7 @@ export async function runSkills(
       if (!skill) throw new UserError(`No skill named "${name}".`, 'See the names with `nanobot skills list`.');
       out(formatSkillDetails(skill));
       out('');
-      out(readFileSync(skill.file, 'utf8').trimEnd());
+      out(loader.readInstructions(skill).trimEnd());
       return;
     }
     case 'install': {
