@@ -224,7 +224,7 @@ describe('links planted by exec never lead nanobot outside the workspace (built 
     // Now `.git` becomes a link to a host directory, with new history for Dream to work on.
     const relink = [
       line(2, 'the user moved to Berlin'),
-      'rm -rf .git',
+      'mv .git old-git', // (rm -rf is refused by the exec guard; the layer must hold whatever the shell did)
       `ln -sfn ${path.join(s.canary, 'gitdir')} .git`,
     ];
     fake?.enqueue(...plantSteps([...relink, 'echo planted'].join(' && ')), { text: 'planted again.' });
