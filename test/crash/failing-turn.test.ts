@@ -181,3 +181,16 @@ describe('a turn that throws (nanobot agent -m)', () => {
     expect(result.stderr).not.toMatch(/unhandled|uncaught/i);
   }, 60_000);
 });
+
+describe('a turn that throws (interactive nanobot agent)', () => {
+  it('reports each failed turn and goes on reading lines', async () => {
+    const fake = await fakeLLM([{ text: 'warmed up' }]);
+    const { home } = homeWith(fake.url);
+    expect((await runCli(['agent', '-m', 'warm up', '-s', 'cli:other'], home)).code).toBe(0);
+    blockSession(home, 'cli:direct');
+    const result = await runCli(['agent'], home, {}, 'hello\nare you there?\n');
+    expect(result.stdout.match(/Error: EISDIR/g)).toHaveLength(2);
+    expect(result.code).toBe(0);
+    expect(result.stderr).not.toMatch(/^\s+at /m);
+  }, 60_000);
+});
