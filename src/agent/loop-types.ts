@@ -78,7 +78,8 @@ export interface ActiveTurn {
     resolve: (output: TurnOutput) => void;
     reject: (reason: unknown) => void;
   }[];
-  injected: ((output: TurnOutput) => void)[];
+  /** Messages taken into this turn: answered by its reply, failed with its error. */
+  injected: { resolve: (output: TurnOutput) => void; reject: (reason: unknown) => void }[];
 }
 
 export interface AgentLoopDeps {

@@ -1,7 +1,7 @@
 import { estimateTextTokens, messageText } from '../memory/tokens.js';
 import type { ChatMessage } from '../providers/types.js';
 import type { Session } from '../session/types.js';
-import { type Logger, silentLogger } from '../util/log.js';
+import { type Logger, logFailure, silentLogger } from '../util/log.js';
 import { builtinCommands } from './commands/builtin.js';
 import { sessionPreset } from './commands/model.js';
 import { CommandRouter, type RouteMatch } from './commands/router.js';
@@ -81,9 +81,11 @@ export class AgentLoop {
     const previous = this.tails.get(key) ?? Promise.resolve();
     const next = previous.catch(() => undefined).then(() => this.runTurn(input, options, key, directive));
     this.tails.set(key, next);
-    void next.finally(() => {
+    // Both ways: a plain .finally() would re-raise the turn's rejection where nobody handles it (the caller does).
+    const forget = () => {
       if (this.tails.get(key) === next) this.tails.delete(key);
-    });
+    };
+    next.then(forget, forget);
     return next;
   }
 
@@ -163,6 +165,7 @@ export class AgentLoop {
       llmCalls: 0,
       trace: [],
     };
+    let output: TurnOutput;
     try {
       while (turn.state !== 'done') {
         const started = performance.now();
@@ -170,17 +173,21 @@ export class AgentLoop {
         turn.state = await this.steps[state](turn);
         turn.trace.push({ state, ms: performance.now() - started });
       }
+      output = required(turn.output);
+    } catch (err) {
+      // Messages folded into this turn fail with it; each caller reports the failure to its user.
+      for (const { reject } of active.injected) reject(err);
+      throw err;
     } finally {
       options.signal?.removeEventListener('abort', onAbort);
       this.active.delete(key);
       turn.detachGoal?.();
+      // Messages that arrived too late to join this turn run as the next turns, in order, whether this one
+      // succeeded or not. Not awaited: they are queued behind this very turn, so waiting here would never end.
+      for (const late of active.queued) this.enqueue(key, late.input, late.options).then(late.resolve, late.reject);
     }
     this.log.debug(`turn ${key}: ${turn.trace.map((t) => `${t.state} ${t.ms.toFixed(1)}ms`).join(', ')}`);
-    const output = required(turn.output);
-    for (const resolve of active.injected) resolve({ ...output, injected: true });
-    // Messages that arrived too late to join this turn run as the next turns, in order. Not awaited: they are
-    // queued behind this very turn, so waiting for them here would never end.
-    for (const late of active.queued) this.enqueue(key, late.input, late.options).then(late.resolve, late.reject);
+    for (const { resolve } of active.injected) resolve({ ...output, injected: true });
     return output;
   }
 
@@ -302,7 +309,9 @@ export class AgentLoop {
       if (next.notice) turn.notice = next.notice;
       const { consolidator } = this.deps;
       if (consolidator) {
-        void consolidator.maybeConsolidate(session, { mode: 'background', systemPromptTokens: turn.fixedTokens ?? 0 });
+        void consolidator
+          .maybeConsolidate(session, { mode: 'background', systemPromptTokens: turn.fixedTokens ?? 0 })
+          .catch(logFailure(this.log, `session ${turn.key}: background consolidation failed`));
       }
       return 'respond';
     },
@@ -350,8 +359,8 @@ export class AgentLoop {
   private takeInjections(turn: Turn): ChatMessage[] {
     const active = this.active.get(turn.key);
     if (!active) return [];
-    return active.queued.splice(0, MAX_INJECTED_PER_ITERATION).map(({ input, resolve }) => {
-      active.injected.push(resolve);
+    return active.queued.splice(0, MAX_INJECTED_PER_ITERATION).map(({ input, resolve, reject }) => {
+      active.injected.push({ resolve, reject });
       // Injected messages are saved as they are: attachments go by path only.
       const content = withAttachments(input.content, input.media, false);
       return this.deps.context.buildUserMessage(content, { channel: input.channel, chatId: input.chatId });

@@ -84,9 +84,11 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const serialised = <T>(key: string, task: () => Promise<T>): Promise<T> => {
     const run = (chains.get(key) ?? Promise.resolve()).catch(() => undefined).then(task);
     chains.set(key, run);
-    void run.finally(() => {
+    // Both ways: a plain .finally() would re-raise a failed turn where nobody handles it (the request does).
+    const forget = () => {
       if (chains.get(key) === run) chains.delete(key);
-    });
+    };
+    run.then(forget, forget);
     return run;
   };
 

@@ -8,7 +8,7 @@
 import type { MessageBus } from '../bus/message-bus.js';
 import { redactSecrets } from '../security/secrets.js';
 import { errorMessage, UserError } from '../util/errors.js';
-import { type Logger, silentLogger } from '../util/log.js';
+import { type Logger, logFailure, silentLogger } from '../util/log.js';
 import type { Channel, ChannelStatus } from './channel.js';
 
 export interface ChannelHealth {
@@ -76,7 +76,7 @@ export class ChannelManager {
 
   /** Starts every channel in the background (a slow or failing one does not hold up the others). */
   start(): void {
-    for (const entry of this.entries) void this.connect(entry);
+    for (const entry of this.entries) void this.connect(entry).catch(this.failed(entry));
   }
 
   async stop(): Promise<void> {
@@ -102,7 +102,7 @@ export class ChannelManager {
     try {
       await entry.channel.start(this.options.bus, {
         failed: (error, retryAfterMs) => {
-          if (generation === entry.generation) void this.recover(entry, error, retryAfterMs);
+          if (generation === entry.generation) void this.recover(entry, error, retryAfterMs).catch(this.failed(entry));
         },
       });
     } catch (err) {
@@ -150,9 +150,14 @@ export class ChannelManager {
     if (this.stopped || generation !== entry.generation) return;
     entry.timer = setTimeout(() => {
       entry.health = { ...entry.health, restarts: entry.health.restarts + 1 };
-      void this.connect(entry);
+      void this.connect(entry).catch(this.failed(entry));
     }, delay);
     entry.timer.unref?.();
+  }
+
+  /** For the starts and restarts nobody awaits: a surprise is logged, not left to end the process. */
+  private failed(entry: Entry): (err: unknown) => void {
+    return logFailure(this.log, `channel ${entry.channel.name}: start failed`);
   }
 
   private redact(text: string): string {

@@ -2,7 +2,7 @@
 import type { MessageBus } from '../bus/message-bus.js';
 import type { OutboundMessage } from '../bus/types.js';
 import { errorMessage } from '../util/errors.js';
-import { type Logger, silentLogger } from '../util/log.js';
+import { type Logger, logFailure, silentLogger } from '../util/log.js';
 import type { Channel } from './channel.js';
 
 export interface OutboundRouterOptions {
@@ -63,7 +63,10 @@ export class OutboundRouter {
     }
     const key = `${message.channel}:${message.chatId}`;
     const previous = this.chains.get(key) ?? Promise.resolve();
-    const next = previous.then(() => this.deliver(channel, message));
+    // deliver() logs its own failures; the catch keeps a surprise (a throwing logger) from ending the process.
+    const next = previous
+      .then(() => this.deliver(channel, message))
+      .catch(logFailure(this.log, `gateway: delivering to ${key} failed`));
     this.chains.set(key, next);
     void next.finally(() => {
       if (this.chains.get(key) === next) this.chains.delete(key);

@@ -5,7 +5,7 @@
  * message, the overflow continues in new messages and earlier ones are re-cut as the split moves.
  */
 import { errorMessage } from '../util/errors.js';
-import type { Logger } from '../util/log.js';
+import { type Logger, logFailure } from '../util/log.js';
 import type { ChatPlatform, OutgoingPart, ReplyTarget, SendOptions } from './platform.js';
 
 export interface MessageStreamOptions {
@@ -48,7 +48,7 @@ export class MessageStream {
     const wait = Math.max(0, this.lastShown + this.options.intervalMs - this.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      void this.enqueue(() => this.showProgress());
+      void this.enqueue(() => this.showProgress()).catch(logFailure(this.options.log, 'a streamed edit failed'));
     }, wait);
     this.timer.unref?.();
   }

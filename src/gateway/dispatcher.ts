@@ -16,7 +16,7 @@ import type { InboundMessage } from '../bus/types.js';
 import { TurnRelay } from '../channels/relay.js';
 import { toolHint } from '../cli/render.js';
 import { errorMessage } from '../util/errors.js';
-import { type Logger, silentLogger } from '../util/log.js';
+import { type Logger, logFailure, silentLogger } from '../util/log.js';
 
 /** What the dispatcher needs from the agent loop (AgentLoop satisfies it). */
 export interface TurnProcessor {
@@ -256,13 +256,16 @@ export class Dispatcher {
   private forward(lane: SessionLane, message: InboundMessage): void {
     lane.outstanding += 1;
     if (lane.outstanding === 1) this.runningSessions += 1;
-    const task = this.runOne(message).finally(() => {
-      lane.outstanding -= 1;
-      if (lane.outstanding > 0) return;
-      this.runningSessions -= 1;
-      if (lane.waiting.length > 0) this.enterLine(lane);
-      else this.lanes.delete(lane.key);
-    });
+    // runOne answers a failed turn itself; the catch keeps anything else from ending the process.
+    const task = this.runOne(message)
+      .catch(logFailure(this.log, `gateway: message for ${sessionKeyOf(message)} failed`))
+      .finally(() => {
+        lane.outstanding -= 1;
+        if (lane.outstanding > 0) return;
+        this.runningSessions -= 1;
+        if (lane.waiting.length > 0) this.enterLine(lane);
+        else this.lanes.delete(lane.key);
+      });
     this.track(task);
   }
 

@@ -15,7 +15,7 @@ import { bindWebUi } from '../channels/websocket/backend.js';
 import { type LoadedConfig, loadConfig } from '../config/load.js';
 import { redactingLogger, secretsOf } from '../security/secrets.js';
 import { errorMessage, UserError } from '../util/errors.js';
-import { type Logger, silentLogger } from '../util/log.js';
+import { type Logger, logFailure, silentLogger } from '../util/log.js';
 import { type ConfigWatcher, watchConfigFile } from './config-watch.js';
 import { Dispatcher, type DispatcherSettings } from './dispatcher.js';
 import { type HealthServer, startHealthServer } from './health.js';
@@ -262,7 +262,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
 
   let watcher: ConfigWatcher | undefined;
   if (options.watchConfig ?? true) {
-    watcher = watchConfigFile(loaded.configPath, () => void reload(), log);
+    watcher = watchConfigFile(
+      loaded.configPath,
+      () => void reload().catch(logFailure(log, 'gateway: reload failed')),
+      log,
+    );
   }
 
   const shutdown = (reason = 'requested'): Promise<void> => {

@@ -10,6 +10,7 @@ import { type CronJob, jobOrigin } from '../cron/types.js';
 import { HEARTBEAT_SESSION, HeartbeatService, modelEvaluator } from '../heartbeat/service.js';
 import { AutoCompact } from '../memory/autocompact.js';
 import { TriggerWatcher } from '../triggers/queue.js';
+import { type Logger, logFailure, silentLogger } from '../util/log.js';
 import type { GatewayContext, GatewayService } from './runtime.js';
 
 const NOTHING_TO_REPORT = /^\s*nothing to report\.?\s*$/i;
@@ -41,8 +42,9 @@ export function cronRunner(context: GatewayContext) {
     });
 }
 
-export function cronService(service: CronService): GatewayService {
-  return { name: 'cron', start: () => void service.start(), stop: () => service.stop() };
+export function cronService(service: CronService, log: Logger = silentLogger): GatewayService {
+  const start = () => void service.start().catch(logFailure(log, 'cron: start failed'));
+  return { name: 'cron', start, stop: () => service.stop() };
 }
 
 /** The chat the user talked in most recently (where heartbeat results go). */

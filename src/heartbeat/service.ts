@@ -4,7 +4,7 @@
  * No tasks → no LLM call. The evaluator fails closed, and "nothing to report" is never sent.
  */
 import type { LLMProvider } from '../providers/types.js';
-import { type Logger, silentLogger } from '../util/log.js';
+import { type Logger, logFailure, silentLogger } from '../util/log.js';
 import { readActiveTasks } from './tasks.js';
 
 export const HEARTBEAT_SESSION = 'heartbeat';
@@ -39,7 +39,10 @@ export class HeartbeatService {
 
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.tick(), this.options.intervalS * 1000);
+    this.timer = setInterval(
+      () => void this.tick().catch(logFailure(this.log, 'heartbeat failed')),
+      this.options.intervalS * 1000,
+    );
     this.timer.unref();
   }
 

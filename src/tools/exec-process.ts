@@ -12,6 +12,7 @@ import { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { attachUserNetwork, type BwrapPlan, buildBwrapArgs, type UserNetwork } from '../security/sandbox.js';
 import { countTasksOf } from '../security/sandbox-identity.js';
+import { errorMessage } from '../util/errors.js';
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 /** After the shell exits, how long to wait for pipes held open by background children. */
@@ -324,7 +325,12 @@ export class ShellProcess {
       signal.addEventListener('abort', onAbort, { once: true });
       this.cleanups.push(() => signal.removeEventListener('abort', onAbort));
     }
-    if (userNet) void this.connectNetwork(child, userNet);
+    if (userNet) {
+      void this.connectNetwork(child, userNet).catch((error: unknown) => {
+        this.spawnError ??= `sandbox network setup failed: ${errorMessage(error)}`;
+        killGroup(child.pid);
+      });
+    }
 
     let exit: { code: number | null; signal: NodeJS.Signals | null } = { code: null, signal: null };
     child.on('error', (error) => {

@@ -8,7 +8,7 @@ import { type FSWatcher, watch } from 'node:fs';
 import { join } from 'node:path';
 import { closeDirectory, entryPath, isNotFound, WorkspaceFs, WorkspaceFsError } from '../security/workspace-fs.js';
 import { UserError } from '../util/errors.js';
-import { type Logger, silentLogger } from '../util/log.js';
+import { type Logger, logFailure, silentLogger } from '../util/log.js';
 
 export interface Trigger {
   name: string;
@@ -78,7 +78,10 @@ export class TriggerWatcher {
       // Watched through the opened directory: a triggers/ link out is refused here, and the watch stays on it.
       const dir = this.wfs.openDirectorySync(TRIGGERS, 0o700);
       try {
-        this.watcher = watch(entryPath(dir, '.'), () => void this.drain());
+        this.watcher = watch(
+          entryPath(dir, '.'),
+          () => void this.drain().catch(logFailure(this.log, 'triggers: a pass failed')),
+        );
       } finally {
         closeDirectory(dir);
       }
@@ -86,9 +89,12 @@ export class TriggerWatcher {
       if (error instanceof WorkspaceFsError) this.warnRefused(error);
       // Polling below still picks files up.
     }
-    this.timer = setInterval(() => void this.drain(), this.options.pollMs ?? 5_000);
+    this.timer = setInterval(
+      () => void this.drain().catch(logFailure(this.log, 'triggers: a pass failed')),
+      this.options.pollMs ?? 5_000,
+    );
     this.timer.unref();
-    void this.drain();
+    void this.drain().catch(logFailure(this.log, 'triggers: a pass failed'));
   }
 
   async stop(): Promise<void> {

@@ -26,3 +26,8 @@ export function createLogger(
 }
 
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** A `.catch` handler for work nobody awaits: the failure is logged instead of becoming an unhandled rejection. */
+export function logFailure(log: Logger, what: string): (err: unknown) => void {
+  return (err) => log.error(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+}

@@ -7,7 +7,7 @@ import { stat } from 'node:fs/promises';
 import type { Transporter } from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import { errorMessage, UserError } from '../../util/errors.js';
-import type { Logger } from '../../util/log.js';
+import { type Logger, logFailure } from '../../util/log.js';
 import type { OutgoingFile, ReplyTarget } from '../platform.js';
 import { type EmailSettings, ownAddress } from './index.js';
 
@@ -136,7 +136,10 @@ export class Outbox {
     if (files.length > settings.maxAttachmentsPerEmail) {
       throw new Error(`more than channels.email.maxAttachmentsPerEmail (${settings.maxAttachmentsPerEmail}) files`);
     }
-    const timer = setTimeout(() => void this.sendFilesAlone(to), FILES_WAIT_MS);
+    const timer = setTimeout(
+      () => void this.sendFilesAlone(to).catch(logFailure(this.options.log, `sending files to ${to} failed`)),
+      FILES_WAIT_MS,
+    );
     timer.unref();
     this.pendingFiles.set(to, { target, files, timer });
   }

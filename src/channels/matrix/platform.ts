@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import type { IRequestOpts, MatrixClient, MatrixEvent, Room, SyncState, SyncStateData } from 'matrix-js-sdk';
 import { errorMessage, UserError } from '../../util/errors.js';
-import type { Logger } from '../../util/log.js';
+import { type Logger, logFailure } from '../../util/log.js';
 import { isAllowed } from '../access.js';
 import type { ChannelCapabilities } from '../channel.js';
 import { PairingStore } from '../pairing.js';
@@ -240,7 +240,9 @@ export class MatrixPlatform implements ChatPlatform {
     };
     const onSync = (state: SyncState, _previous: SyncState | null, data?: SyncStateData) => {
       if (state === State.Prepared) this.live = true;
-      if ((state === State.Prepared || state === State.Syncing) && this.live) void this.acceptInvites(client, link);
+      if ((state === State.Prepared || state === State.Syncing) && this.live) {
+        void this.acceptInvites(client, link).catch(logFailure(link.log, 'accepting invites failed'));
+      }
       if (!this.connected || (state !== State.Error && state !== State.Reconnecting)) return;
       this.connected = false;
       link.failed(new Error(`Matrix sync failed: ${errorMessage(data?.error ?? 'connection lost')}`));

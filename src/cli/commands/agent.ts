@@ -6,8 +6,10 @@ import { createInterface } from 'node:readline/promises';
 import { type Agent, createAgent } from '../../agent/bootstrap.js';
 import type { TurnOutput } from '../../agent/loop.js';
 import type { RunnerEvent } from '../../agent/runner.js';
-import { UserError } from '../../util/errors.js';
-import { createLogger } from '../../util/log.js';
+import { secretsOf } from '../../security/secrets.js';
+import { errorMessage, UserError } from '../../util/errors.js';
+import { createLogger, type Logger, logFailure } from '../../util/log.js';
+import { installLastResort } from '../last-resort.js';
 import type { AgentFlags, GlobalOptions } from '../main.js';
 import { describeProviderError, renderMarkdown, rowsOf, sanitizeForTerminal, toolHint } from '../render.js';
 import { setup } from '../setup.js';
@@ -18,23 +20,32 @@ const LABEL = 'nanobot: ';
 export async function runAgent(opts: GlobalOptions & AgentFlags): Promise<void> {
   const { loaded } = await setup(opts);
   const log = createLogger(opts.verbose ? 'debug' : opts.logs ? 'info' : 'warn');
+  let stopping: (() => Promise<void>) | undefined;
+  const uninstall = installLastResort({
+    surface: 'nanobot agent',
+    log,
+    secrets: () => secretsOf(loaded.config),
+    shutdown: () => stopping?.() ?? Promise.resolve(),
+  });
   const agent = await createAgent(loaded, { log });
+  stopping = () => agent.shutdown();
   const hintMax = loaded.config.agents.defaults.toolHintMaxLength;
   const delivery = new AbortController();
   const printing = printOutbound(agent, delivery.signal);
   try {
     if (opts.message === undefined) return await chat(agent, opts, hintMax);
     await oneShot(agent, opts, hintMax);
-    await awaitSubagents(agent);
+    await awaitSubagents(agent, log);
   } finally {
     delivery.abort();
     await printing;
     await agent.shutdown();
+    uninstall();
   }
 }
 
 /** Background subagents report back before a one-shot run ends; their follow-up answers are printed. Ctrl+C cancels. */
-async function awaitSubagents(agent: Agent): Promise<void> {
+async function awaitSubagents(agent: Agent, log: Logger): Promise<void> {
   const idle = agent.subagents.idle();
   let timer: NodeJS.Timeout | undefined;
   const slow = new Promise<boolean>((resolve) => {
@@ -44,7 +55,7 @@ async function awaitSubagents(agent: Agent): Promise<void> {
   clearTimeout(timer); // an armed timer would hold every one-shot run open for its 50 ms
   if (!pending) return;
   process.stderr.write('  … waiting for background subagents to report (Ctrl+C to cancel them)\n');
-  const cancel = () => void agent.subagents.shutdown();
+  const cancel = () => void agent.subagents.shutdown().catch(logFailure(log, 'cancelling subagents failed'));
   process.once('SIGINT', cancel);
   try {
     await idle;
@@ -167,6 +178,9 @@ async function chat(agent: Agent, opts: AgentFlags, hintMax: number): Promise<vo
       running = new AbortController();
       try {
         await chatTurn(agent, opts, hintMax, tty, text, running.signal);
+      } catch (err) {
+        // A turn that failed (e.g. its session could not be saved) ends that turn, not the chat.
+        process.stdout.write(`\nError: ${sanitizeForTerminal(errorMessage(err))}\n\n`);
       } finally {
         running = undefined;
       }

@@ -10,7 +10,7 @@ import { createAgent } from '../../agent/bootstrap.js';
 import { defaultConfigPath } from '../../config/load.js';
 import { CronService } from '../../cron/service.js';
 import { createGatewayLogger } from '../../gateway/log-file.js';
-import { type GatewayContext, installSignalHandlers, startGateway } from '../../gateway/runtime.js';
+import { type Gateway, type GatewayContext, installSignalHandlers, startGateway } from '../../gateway/runtime.js';
 import { managerFor, planService, type ServiceManager } from '../../gateway/service.js';
 import {
   autoCompactService,
@@ -21,9 +21,11 @@ import {
   triggerService,
 } from '../../gateway/services.js';
 import { isProcessAlive, logFilePath, readState, stateFilePath } from '../../gateway/state-file.js';
+import { secretsOf } from '../../security/secrets.js';
 import { errorMessage, UserError } from '../../util/errors.js';
 import { expandHome } from '../../util/fs.js';
 import { PACKAGE_ROOT } from '../../util/paths.js';
+import { installLastResort } from '../last-resort.js';
 import type { GlobalOptions } from '../main.js';
 import { setup } from '../setup.js';
 
@@ -57,6 +59,14 @@ export async function runGateway(opts: GlobalOptions & GatewayFlags): Promise<vo
   const logFile = logFilePath(loaded.dataDir);
   const log = createGatewayLogger({ level: opts.verbose ? 'debug' : 'info', file: logFile });
   const port = opts.port === undefined ? undefined : parsePort(opts.port);
+  let running: Gateway | undefined;
+  // From here on, a failure nobody handled is logged rather than ending the process (see last-resort.ts).
+  installLastResort({
+    surface: 'gateway',
+    log,
+    secrets: () => secretsOf((running?.loaded() ?? loaded).config),
+    shutdown: () => running?.shutdown('uncaught exception') ?? Promise.resolve(),
+  });
   // The cron tool in every agent (also after a config reload) writes to the one service the gateway runs.
   let gatewayContext: GatewayContext | undefined;
   const cron = new CronService({
@@ -77,7 +87,7 @@ export async function runGateway(opts: GlobalOptions & GatewayFlags): Promise<vo
     services: [
       (context) => {
         gatewayContext = context;
-        return cronService(cron);
+        return cronService(cron, context.log);
       },
       heartbeatService,
       autoCompactService,
@@ -85,14 +95,21 @@ export async function runGateway(opts: GlobalOptions & GatewayFlags): Promise<vo
       triggerService,
     ],
   });
+  running = gateway;
   installSignalHandlers(gateway, { log });
   // /restart: reply first, then shut down cleanly and start a fresh gateway process with the same arguments.
   const restartSoon = () => {
     setTimeout(() => {
-      void gateway.shutdown('restart').then(() => {
-        spawn(process.execPath, process.argv.slice(1), { detached: true, stdio: 'inherit' }).unref();
-        process.exit(0);
-      });
+      gateway.shutdown('restart').then(
+        () => {
+          spawn(process.execPath, process.argv.slice(1), { detached: true, stdio: 'inherit' }).unref();
+          process.exit(0);
+        },
+        (err: unknown) => {
+          log.error(`gateway: restart failed: ${errorMessage(err)}`);
+          process.exit(1);
+        },
+      );
     }, 500);
   };
   await gateway.closed;

@@ -5,6 +5,7 @@ import { startApiServer } from '../../api/server.js';
 import { redactingLogger, secretsOf } from '../../security/secrets.js';
 import { UserError } from '../../util/errors.js';
 import { createLogger } from '../../util/log.js';
+import { installLastResort } from '../last-resort.js';
 import type { GlobalOptions } from '../main.js';
 import { setup } from '../setup.js';
 
@@ -19,6 +20,13 @@ export async function runServe(opts: GlobalOptions & ServeFlags): Promise<void> 
   const api = loaded.config.api;
   const secrets = secretsOf(loaded.config);
   const log = redactingLogger(createLogger(opts.verbose ? 'debug' : 'info'), () => secrets);
+  let stopping: (() => Promise<void>) | undefined;
+  const uninstall = installLastResort({
+    surface: 'nanobot API',
+    log,
+    secrets: () => secrets,
+    shutdown: () => stopping?.() ?? Promise.resolve(),
+  });
   const agent = await createAgent(loaded, { log });
   const server = await startApiServer({
     loop: agent.loop,
@@ -33,17 +41,17 @@ export async function runServe(opts: GlobalOptions & ServeFlags): Promise<void> 
     log,
   });
   log.info(`nanobot API on ${server.url}/v1 (model ${agent.model.model}${api.apiKey ? ', API key required' : ''})`);
-  await new Promise<void>((resolve) => {
+  const close = () => server.close().then(() => agent.shutdown());
+  stopping = close;
+  await new Promise<void>((resolve, reject) => {
     const stop = () => {
       log.info('nanobot API: shutting down');
-      void server
-        .close()
-        .then(() => agent.shutdown())
-        .then(resolve);
+      close().then(resolve, reject);
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+  uninstall();
 }
 
 /** `min` 0 for a port: `-p 0` picks a free one (the log line names it). */
