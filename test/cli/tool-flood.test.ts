@@ -89,6 +89,13 @@ describe(`nanobot agent -m with ${CALLS} tool calls in one response`, () => {
       const sentResults = sent.filter((m) => m.role === 'tool');
       expect(sentResults).toHaveLength(CALLS);
       expect(sentResults.at(-1)?.content).toBe(capNote(max));
+
+      // The next turn replays the round byte for byte: the request prefix stays cacheable.
+      fake?.enqueue({ text: 'Still here.' });
+      const next = await runCli(['agent', '-m', 'and now?'], home);
+      expect(next.code, next.stderr).toBe(0);
+      const replayed = (fake?.requests[2]?.body.messages ?? []) as Record<string, unknown>[];
+      expect(JSON.stringify(replayed.slice(0, sent.length))).toBe(JSON.stringify(sent));
     },
     60_000,
   );
