@@ -266,6 +266,7 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
       maxIterations: config.agents.defaults.maxToolIterations,
       contextWindowTokens: m.contextWindowTokens,
       maxToolResultChars: config.agents.defaults.maxToolResultChars,
+      maxCallsPerResponse: config.tools.maxCallsPerResponse,
     });
   const runner = makeRunner(model, provider);
   // `/model <preset>` switches one session; each preset's runner is built once, on first use.

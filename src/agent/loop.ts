@@ -12,7 +12,7 @@ import { FixedTokens } from './fixed-tokens.js';
 import type { ActiveTurn, AgentLoopDeps, Turn, TurnInput, TurnOptions, TurnOutput, TurnState } from './loop-types.js';
 import { compactAfterOverflow } from './overflow.js';
 import { restoreInterruptedTurn } from './recovery.js';
-import type { AgentRunner, RuntimeCheckpoint } from './runner.js';
+import type { AgentRunner } from './runner.js';
 
 export type { SlashCommand } from './commands/types.js';
 export type { AgentLoopDeps, TurnInput, TurnOptions, TurnOutput } from './loop-types.js';
@@ -272,15 +272,12 @@ export class AgentLoop {
           chatId: turn.input.chatId,
           ...(turn.input.threadId ? { threadId: turn.input.threadId } : {}),
         },
-        onCheckpoint: (checkpoint) =>
-          persist(() => {
-            session.metadata.runtime_checkpoint = stampCheckpoint(checkpoint);
-          }),
+        // A tool round is appended as it goes (its call, then each result): a crash leaves calls without results,
+        // which the next turn answers as interrupted (recovery.ts).
         onProgress: (messages) =>
           persist(() => {
             session.messages.push(...messages.map(stamp));
             turn.saved += messages.length;
-            delete session.metadata.runtime_checkpoint;
           }),
         takeInjections: () => this.takeInjections(turn),
       });
@@ -392,7 +389,7 @@ function commandOutput(sessionKey: string, content: string): TurnOutput {
   return { content, sessionKey, stopReason: 'command', usage: { promptTokens: 0, completionTokens: 0 } };
 }
 
-/** Runs the given async function calls one after another (checkpoints from parallel tools must not interleave). */
+/** Runs the given async function calls one after another (saves from parallel tools must not interleave). */
 function serialised<A>(fn: (arg: A) => Promise<void>): (arg: A) => Promise<void> {
   let chain: Promise<unknown> = Promise.resolve();
   return (arg) => {
@@ -402,16 +399,8 @@ function serialised<A>(fn: (arg: A) => Promise<void>): (arg: A) => Promise<void>
   };
 }
 
-/** Marks when a message was recorded (once: a checkpointed message keeps its first stamp). */
+/** Marks when a message was recorded (once: a message saved twice keeps its first stamp). */
 function stamp(message: ChatMessage): ChatMessage {
   message.timestamp ??= new Date().toISOString();
   return message;
-}
-
-function stampCheckpoint(checkpoint: RuntimeCheckpoint): RuntimeCheckpoint {
-  return {
-    assistant: stamp(checkpoint.assistant),
-    completed: checkpoint.completed.map(stamp),
-    pending: checkpoint.pending,
-  };
 }

@@ -47,3 +47,7 @@ export const maxIterationsMessage = (n: number): string =>
 export const repeatedCallNote = (name: string, times: number): string =>
   `Error: you have called ${name} with the same arguments ${times} times in a row, and it was not run again. ` +
   'Repeating it will not change the result: change your approach, or answer with what you have.';
+
+/** The result of each call past the per-response cap: nothing ran, and the model may ask again next step. */
+export const callCapNote = (max: number): string =>
+  `Not run: at most ${max} tool calls per response (tools.maxCallsPerResponse); call the rest in the next step.`;

@@ -4,6 +4,7 @@
  * empty replies are retried then finalized without tools, truncated replies are continued, malformed tool calls
  * are dropped, identical repeated calls are refused, and an exhausted budget gets a tools-disabled final answer.
  */
+import { DEFAULT_MAX_CALLS_PER_RESPONSE } from '../config/schema.js';
 import { addUsage } from '../providers/cost.js';
 import type {
   ChatMessage,
@@ -20,6 +21,7 @@ import type { ToolContext, ToolResult } from '../tools/types.js';
 import { type GovernorMemo, GovernorMemos, prepareForModel } from './governor.js';
 import {
   CONTINUE_AFTER_LENGTH,
+  callCapNote,
   EMPTY_RESPONSE_RETRY,
   FINALIZE_REQUEST,
   maxIterationsMessage,
@@ -50,22 +52,21 @@ export interface RunnerSpec {
   contextWindowTokens?: number;
   /** Per-result cap on the model-side copy (agents.defaults.maxToolResultChars). */
   maxToolResultChars?: number;
-}
-
-/** The state of a tool round in flight, so a crash mid-round can be rebuilt on the next turn. */
-export interface RuntimeCheckpoint {
-  assistant: ChatMessage;
-  completed: ChatMessage[];
-  pending: ToolCall[];
+  /** Calls of one response that run (tools.maxCallsPerResponse); each one past it gets an error result instead. */
+  maxCallsPerResponse?: number;
 }
 
 export interface RunOptions {
   signal?: AbortSignal;
   toolContext?: Omit<ToolContext, 'signal'>;
   onEvent?: (event: RunnerEvent) => void;
-  /** Called before the tools of a round run and after each one finishes. */
-  onCheckpoint?: (checkpoint: RuntimeCheckpoint) => Promise<void>;
-  /** Called with the messages that became final since the last call (a finished tool round, injected messages). */
+  /**
+   * Called with the messages that became final since the last call, in transcript order: a tool round's assistant
+   * message before its tools run, then its results in call order, each as soon as it and every earlier call of the
+   * round have finished (several at once when they finished meanwhile); injected messages. Each call is awaited
+   * before a tool that runs alone starts, so saving here makes every finished side effect durable, and the work
+   * stays linear in the number of calls.
+   */
   onProgress?: (messages: ChatMessage[]) => Promise<void>;
   /** Messages that arrived for this session while the turn runs; taken between iterations. */
   takeInjections?: () => ChatMessage[];
@@ -114,9 +115,9 @@ export class AgentRunner {
         identicalCalls = signature === lastSignature ? identicalCalls + 1 : 1;
         lastSignature = signature;
         const refuse = identicalCalls >= MAX_IDENTICAL_CALLS;
-        const results = await this.executeTools(assistantMessage, calls, options, refuse);
-        added.push(assistantMessage, ...results);
-        await options.onProgress?.([assistantMessage, ...results]);
+        added.push(assistantMessage);
+        await options.onProgress?.([assistantMessage]);
+        await this.executeTools(calls, options, refuse, added);
         continue;
       }
 
@@ -167,7 +168,6 @@ export class AgentRunner {
     return response;
   }
 
-  /** Concurrency-safe calls run together; any other call runs alone, in order. Results keep call order. */
   /** The model-side copy: tool-call pairing repaired, big results cut, and old content cleared or snipped to fit. */
   private governed(messages: ChatMessage[], tools: ToolDefinition[], memo: GovernorMemo): ChatMessage[] {
     const { spec } = this;
@@ -191,54 +191,48 @@ export class AgentRunner {
     await options.onProgress?.([message]);
   }
 
+  /**
+   * Runs a round's calls and appends their results to `added` in call order, reporting each through `onProgress`
+   * once it and every earlier call have finished. Concurrency-safe calls run together; any other call runs alone, in
+   * order. Calls past `maxCallsPerResponse` are not run: each gets an error result the model can read.
+   */
   private async executeTools(
-    assistantMessage: ChatMessage,
     calls: ToolCall[],
     options: RunOptions,
     refuse: boolean,
-  ): Promise<ChatMessage[]> {
+    added: ChatMessage[],
+  ): Promise<void> {
     const { tools } = this.spec;
     const ctx: ToolContext = { ...options.toolContext, signal: options.signal ?? new AbortController().signal };
-    const completed = new Map<string, ChatMessage>();
-    const checkpoint = () =>
-      options.onCheckpoint?.({
-        assistant: assistantMessage,
-        completed: calls.flatMap((c) => completed.get(c.id) ?? []),
-        pending: calls.filter((c) => !completed.has(c.id)),
-      });
-    await checkpoint();
-    const runOne = async (call: ToolCall): Promise<ChatMessage> => {
+    const max = this.spec.maxCallsPerResponse ?? DEFAULT_MAX_CALLS_PER_RESPONSE;
+    const results: (ChatMessage | undefined)[] = calls.map((call, index) =>
+      index < max ? undefined : toolMessage(call, { content: callCapNote(max), isError: true }),
+    );
+    const record = finishedInOrder(results, async (ready) => {
+      added.push(...ready);
+      await options.onProgress?.(ready);
+    });
+    const runOne = async (call: ToolCall, index: number): Promise<void> => {
       options.onEvent?.({ type: 'tool-start', call });
       const result: ToolResult = refuse
         ? { content: repeatedCallNote(call.function.name, MAX_IDENTICAL_CALLS), isError: true }
         : await tools.execute(call, ctx);
       options.onEvent?.({ type: 'tool-end', call, result });
-      const message: ChatMessage = {
-        role: 'tool',
-        tool_call_id: call.id,
-        name: call.function.name,
-        content: result.content,
-      };
-      completed.set(call.id, message);
-      await checkpoint();
-      return message;
+      results[index] = toolMessage(call, result);
+      await record();
     };
-    const out: ChatMessage[] = [];
-    let batch: ToolCall[] = [];
-    const flush = async () => {
-      out.push(...(await Promise.all(batch.map(runOne))));
-      batch = [];
-    };
-    for (const call of calls) {
+    let batch: Promise<void>[] = [];
+    for (const [index, call] of calls.slice(0, max).entries()) {
       if (tools.isConcurrencySafe(call.function.name)) {
-        batch.push(call);
+        batch.push(runOne(call, index));
         continue;
       }
-      await flush();
-      out.push(await runOne(call));
+      await Promise.all(batch);
+      batch = [];
+      await runOne(call, index);
     }
-    await flush();
-    return out;
+    await Promise.all(batch);
+    await record(); // a round with only capped calls past the last one run (or none) still reports them
   }
 
   /** One last request with tools forbidden; falls back to a fixed message when even that yields nothing. */
@@ -283,6 +277,42 @@ export class AgentRunner {
 }
 
 const assistant = (content: string): ChatMessage => ({ role: 'assistant', content });
+
+function toolMessage(call: ToolCall, result: ToolResult): ChatMessage {
+  return { role: 'tool', tool_call_id: call.id, name: call.function.name, content: result.content };
+}
+
+/**
+ * Hands the longest finished prefix of `results` to `report`, one report at a time: results that finish while a
+ * report is awaited go out together in the next one (a group commit), and each result waits for every earlier one.
+ * The returned function resolves once the finished prefix, as far as it reaches when called, has been reported.
+ */
+function finishedInOrder(
+  results: (ChatMessage | undefined)[],
+  report: (ready: ChatMessage[]) => Promise<void>,
+): () => Promise<void> {
+  let next = 0;
+  let running: Promise<void> | undefined;
+  const drain = async () => {
+    for (let ready = take(); ready.length > 0; ready = take()) await report(ready);
+  };
+  const take = (): ChatMessage[] => {
+    const ready: ChatMessage[] = [];
+    for (let message = results[next]; message !== undefined; message = results[next]) {
+      ready.push(message);
+      next++;
+    }
+    return ready;
+  };
+  return async () => {
+    while (results[next] !== undefined) {
+      running ??= drain().finally(() => {
+        running = undefined;
+      });
+      await running;
+    }
+  };
+}
 
 function assistantText(response: LLMResponse): ChatMessage {
   return withReasoning({ role: 'assistant', content: response.content ?? '' }, response);

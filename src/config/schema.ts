@@ -12,6 +12,9 @@ z.config({ jitless: true });
 
 const stringMap = z.record(z.string(), z.string());
 
+/** `tools.maxCallsPerResponse` when the config does not set it (also the runner's default). */
+export const DEFAULT_MAX_CALLS_PER_RESPONSE = 100;
+
 const DreamSchema = z.looseObject({
   enabled: z.boolean().default(true),
   intervalH: z.number().positive().default(2),
@@ -183,6 +186,11 @@ export const ToolsSchema = z.looseObject({
     })
     .prefault({}),
   maxSessionMessagesPerMinute: z.int().positive().default(6),
+  /**
+   * nanobot-ts only (nanobot has no cap): tool calls of one model response that run; each call past it gets an error
+   * result telling the model to make it in its next step. Bounds what one runaway response costs.
+   */
+  maxCallsPerResponse: z.int().positive().default(DEFAULT_MAX_CALLS_PER_RESPONSE),
   /** nanobot defaults this to false; nanobot-ts confines tools to the workspace unless told otherwise. */
   restrictToWorkspace: z.boolean().default(true),
   webuiAllowLocalServiceAccess: z.boolean().default(true),

@@ -132,29 +132,91 @@ describe('AgentLoop', () => {
     expect(existsSync(sessions.pathFor('cli:direct'))).toBe(true);
   });
 
-  it('writes a checkpoint before and after each tool, and clears it when the round is saved', async () => {
-    const seen: unknown[] = [];
+  it('appends a tool round as it goes: the call is on disk before its tool runs, each result before the next', async () => {
+    const seen: { roles: string[]; checkpoint: unknown }[] = [];
     let sessionsRef: JsonlSessionStore | undefined;
     const probe = defineTool({
       name: 'probe',
-      description: 'looks at the stored checkpoint while running',
+      description: 'looks at the stored session while running',
       parameters: z.object({}),
       execute: async () => {
-        seen.push((await sessionsRef?.load('cli:direct'))?.metadata.runtime_checkpoint);
+        const stored = await sessionsRef?.load('cli:direct');
+        seen.push({
+          roles: stored?.messages.map((m) => m.role) ?? [],
+          checkpoint: stored?.metadata.runtime_checkpoint,
+        });
         return ok('probed');
       },
     });
-    const { loop, sessions } = await setup([{ toolCalls: [call('probe')] }, { content: 'done' }], [probe]);
+    const { loop, sessions } = await setup(
+      [{ toolCalls: [call('probe'), call('probe')] }, { content: 'done' }],
+      [probe],
+    );
     sessionsRef = sessions;
     await loop.processMessage(input('go'));
-    expect(seen[0]).toMatchObject({
-      assistant: { role: 'assistant' },
-      completed: [],
-      pending: [{ function: { name: 'probe' } }],
-    });
+    expect(seen).toEqual([
+      { roles: ['user', 'assistant'], checkpoint: undefined },
+      { roles: ['user', 'assistant', 'tool'], checkpoint: undefined },
+    ]);
     const after = await sessions.load('cli:direct');
     expect(after.metadata.runtime_checkpoint).toBeUndefined();
-    expect(after.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(after.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'assistant']);
+  });
+
+  it('restores a turn that crashed mid-round from the transcript: calls without a result answered as interrupted', async () => {
+    const { loop, sessions, provider } = await setup([{ content: 'carrying on' }]);
+    const crashed = await sessions.load('cli:direct');
+    const [a, b, c] = [call('echo', { text: 'a' }), call('echo', { text: 'b' }), call('echo', { text: 'c' })];
+    crashed.messages.push(
+      { role: 'user', content: 'do three things' },
+      { role: 'assistant', content: null, tool_calls: [a, b, c] },
+      { role: 'tool', tool_call_id: a.id, name: 'echo', content: 'a' },
+    );
+    crashed.metadata.pending_user_turn = true;
+    await sessions.save(crashed);
+
+    await loop.processMessage(input('what happened?'));
+    const session = await sessions.load('cli:direct');
+    expect(session.messages.map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'tool',
+      'tool',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
+    expect(session.messages[2]).toMatchObject({ tool_call_id: a.id, content: 'a' });
+    expect(session.messages[3]).toMatchObject({ tool_call_id: b.id, content: expect.stringMatching(/interrupted/) });
+    expect(session.messages[4]).toMatchObject({ tool_call_id: c.id, content: expect.stringMatching(/interrupted/) });
+    expect(session.metadata.pending_user_turn).toBeUndefined();
+    const sent = provider.requests[0]?.messages ?? [];
+    expect(sent.filter((m) => m.role === 'tool')).toHaveLength(3);
+  });
+
+  it("restores upstream nanobot's runtime_checkpoint shape too", async () => {
+    const { loop, sessions } = await setup([{ content: 'ok' }]);
+    const crashed = await sessions.load('cli:direct');
+    const [a, b] = [call('echo', { text: 'a' }), call('echo', { text: 'b' })];
+    crashed.messages.push({ role: 'user', content: 'q' });
+    crashed.metadata.pending_user_turn = true;
+    crashed.metadata.runtime_checkpoint = {
+      phase: 'awaiting_tools',
+      assistant_message: { role: 'assistant', content: null, tool_calls: [a, b] },
+      completed_tool_results: [{ role: 'tool', tool_call_id: a.id, name: 'echo', content: 'a' }],
+      pending_tool_calls: [b],
+    };
+    await sessions.save(crashed);
+    await loop.processMessage(input('next'));
+    const session = await sessions.load('cli:direct');
+    expect(session.messages.slice(0, 4).map((m) => [m.role, m.tool_call_id ?? null, m.content])).toEqual([
+      ['user', null, 'q'],
+      ['assistant', null, null],
+      ['tool', a.id, 'a'],
+      ['tool', b.id, expect.stringMatching(/interrupted/)],
+    ]);
+    expect(session.metadata.runtime_checkpoint).toBeUndefined();
   });
 
   it('restores a turn that crashed mid-round: finished results kept once, unfinished calls answered as interrupted', async () => {

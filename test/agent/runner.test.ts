@@ -218,13 +218,90 @@ describe('AgentRunner', () => {
     expect(sent.find((m) => m.tool_call_id === dangling.id)?.content).toMatch(/missing|interrupted/);
   });
 
-  it('checkpoints after each completed tool round', async () => {
-    const { runner } = setup([{ toolCalls: [call('echo', { text: 'a' })] }, { content: 'done' }]);
-    const snapshots: number[] = [];
-    await runner.run(user, { onProgress: async (added) => void snapshots.push(added.length) });
-    expect(snapshots).toEqual([2]);
+  it('reports a tool round as it goes: the call first, then each result once it and the earlier ones finished', async () => {
+    const { runner } = setup([
+      { toolCalls: [call('echo', { text: 'a' }), call('echo', { text: 'b' })] },
+      { content: 'done' },
+    ]);
+    const reports: string[][] = [];
+    const result = await runner.run(user, {
+      onProgress: async (messages) => void reports.push(messages.map((m) => m.role)),
+    });
+    expect(reports).toEqual([['assistant'], ['tool'], ['tool']]);
+    expect(result.messages.map((m) => m.role)).toEqual(['assistant', 'tool', 'tool', 'assistant']);
+  });
+
+  it('reports each message of a big round once, in call order, however the parallel calls finish', async () => {
+    const tools = new ToolRegistry();
+    const gates = new Map<string, () => void>();
+    tools.register(
+      defineTool({
+        name: 'probe',
+        description: 'finishes when released',
+        parameters: z.object({ id: z.string() }),
+        concurrencySafe: true,
+        execute: ({ id }) => new Promise((resolve) => gates.set(id, () => resolve(ok(id)))),
+      }),
+    );
+    const ids = Array.from({ length: 50 }, (_, i) => `p${i}`);
+    const provider = new FakeProvider([{ toolCalls: ids.map((id) => call('probe', { id })) }, { content: 'ok' }]);
+    const runner = new AgentRunner({ provider, model: 'm', maxTokens: 100, tools, maxIterations: 5 });
+    const reported: string[] = [];
+    const run = runner.run(user, {
+      onProgress: async (messages) => {
+        for (const m of messages) if (m.role === 'tool') reported.push(String(m.content));
+      },
+    });
+    await eventually(() => gates.size === ids.length);
+    // Release in reverse: nothing can be reported before p0 finishes, then everything goes in call order.
+    for (const id of [...ids].reverse()) gates.get(id)?.();
+    const result = await run;
+    expect(reported).toEqual(ids);
+    expect(result.messages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual(ids);
+  });
+
+  it('runs at most maxCallsPerResponse calls of one response; the rest get an error result the model reads', async () => {
+    const { tools, executed } = setup([]);
+    const texts = Array.from({ length: 7 }, (_, i) => `t${i}`);
+    const provider = new FakeProvider([{ toolCalls: texts.map((text) => call('echo', { text })) }, { content: 'ok' }]);
+    const runner = new AgentRunner({
+      provider,
+      model: 'm',
+      maxTokens: 100,
+      tools,
+      maxIterations: 5,
+      maxCallsPerResponse: 3,
+    });
+    const result = await runner.run(user);
+    expect(executed).toEqual(['t0', 't1', 't2']);
+    const sent = provider.requests[1]?.messages ?? [];
+    const results = sent.filter((m) => m.role === 'tool');
+    expect(results).toHaveLength(7);
+    expect(results.slice(0, 3).map((m) => m.content)).toEqual(['echo: t0', 'echo: t1', 'echo: t2']);
+    for (const m of results.slice(3)) {
+      expect(m.content).toBe(
+        'Not run: at most 3 tool calls per response (tools.maxCallsPerResponse); call the rest in the next step.',
+      );
+    }
+    expect(result.content).toBe('ok');
+  });
+
+  it('caps a response at 100 calls by default', async () => {
+    const { runner, executed } = setup([
+      { toolCalls: Array.from({ length: 130 }, (_, i) => call('echo', { text: `${i}` })) },
+      { content: 'ok' },
+    ]);
+    const result = await runner.run(user);
+    expect(executed).toHaveLength(100);
+    const capped = result.messages.filter((m) => m.role === 'tool' && String(m.content).startsWith('Not run'));
+    expect(capped).toHaveLength(30);
   });
 });
+
+async function eventually(condition: () => boolean, tries = 1000): Promise<void> {
+  for (let i = 0; i < tries && !condition(); i++) await new Promise((r) => setImmediate(r));
+  if (!condition()) throw new Error('condition not met');
+}
 
 function sleep(ms: number) {
   return new Promise((r) => setTimeout(r, ms));

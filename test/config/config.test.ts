@@ -156,6 +156,21 @@ describe('onboard', () => {
     expect(await syncWorkspaceTemplates(ws)).toEqual([]);
   });
 
+  it('reads tools.maxCallsPerResponse from the file (either spelling) or the environment, default 100', async () => {
+    expect((await (await withConfig({})).load()).config.tools.maxCallsPerResponse).toBe(100);
+    const camel = await withConfig({ tools: { maxCallsPerResponse: 7 } });
+    expect((await camel.load()).config.tools.maxCallsPerResponse).toBe(7);
+    const snake = await withConfig({ tools: { max_calls_per_response: 8 } });
+    expect((await snake.load()).config.tools.maxCallsPerResponse).toBe(8);
+    const env = await withConfig({}, { NANOBOT_TOOLS__MAX_CALLS_PER_RESPONSE: '9' });
+    expect((await env.load()).config.tools.maxCallsPerResponse).toBe(9);
+    await expect((await withConfig({ tools: { maxCallsPerResponse: 0 } })).load()).rejects.toThrow(
+      /tools\.maxCallsPerResponse/,
+    );
+    const schema = configJsonSchema() as { properties: { tools: { properties: Record<string, unknown> } } };
+    expect(schema.properties.tools.properties.maxCallsPerResponse).toMatchObject({ type: 'integer', default: 100 });
+  });
+
   it('emits a JSON Schema describing the config', () => {
     const schema = configJsonSchema() as { properties: Record<string, { properties?: Record<string, unknown> }> };
     expect(Object.keys(schema.properties)).toEqual(
