@@ -343,18 +343,25 @@ describe('AgentLoop', () => {
   });
 
   it('/stop cancels the running turn at once and keeps what it finished', async () => {
+    // A gate, not a sleep: /stop is sent once the turn is inside its tool.
+    let inTool: () => void = () => undefined;
+    const reachedTool = new Promise<void>((resolve) => {
+      inTool = resolve;
+    });
     const slow = defineTool({
       name: 'slow',
       description: 'waits for cancellation',
       parameters: z.object({}),
       execute: async (_args, ctx) => {
-        await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+        const aborted = new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+        inTool();
+        await aborted;
         return ok('cancelled part-way');
       },
     });
     const { loop, sessions } = await setup([{ toolCalls: [call('slow')] }, { content: 'never' }], [slow]);
     const running = loop.processMessage(input('long job'));
-    await new Promise((r) => setTimeout(r, 20));
+    await reachedTool;
     const stop = await loop.processMessage(input('/stop'));
     expect(stop.content).toMatch(/Stopped/);
     expect((await running).stopReason).toBe('aborted');
