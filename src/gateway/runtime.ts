@@ -136,6 +136,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     channels,
     log,
     secrets: () => secretsOf(loaded.config),
+    startTimeoutMs: () => loaded.config.channels.startTimeout * 1000,
     ...(options.channelBackoff ? { backoff: options.channelBackoff } : {}),
   });
 
