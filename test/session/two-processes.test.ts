@@ -66,10 +66,10 @@ function startAgent(
   return { child, done };
 }
 
-function sessionMessages(home: string): Record<string, unknown>[] {
+function sessionMessages(home: string, key = 'cli:direct'): Record<string, unknown>[] {
   const root = join(home, '.nanobot', 'sessions');
   const [ws] = readdirSync(root).filter((d) => !d.startsWith('.'));
-  const file = join(root, ws ?? '', `${Buffer.from('cli:direct').toString('base64url')}.jsonl`);
+  const file = join(root, ws ?? '', `${Buffer.from(key).toString('base64url')}.jsonl`);
   return readFileSync(file, 'utf8')
     .trim()
     .split('\n')
@@ -103,6 +103,37 @@ describe('two processes on one session', () => {
     const users = messages.filter((m) => m.role === 'user').map((m) => String(m.content));
     expect(users.some((u) => u.includes('first question'))).toBe(true);
     expect(users.some((u) => u.includes('second question'))).toBe(true);
+  }, 60_000);
+
+  it('leaves the gateway’s running turn alone when `agent -m -s <its session>` runs beside it', async () => {
+    const { steps, open } = gatedLLM('report from the gateway', 'answer from the CLI');
+    const llm = await startFakeLLM(steps);
+    llms.push(llm);
+    const home = await homeWith(llm);
+    editConfig(home, (c) => {
+      c.gateway = { heartbeat: { enabled: false } };
+      c.channels = { websocket: { enabled: false } };
+    });
+    expect((await runCli(['trigger', 'nightly', 'summarise the night'], home)).code).toBe(0);
+    const gateway = spawn(process.execPath, [BIN, 'gateway', '--port', '0'], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home },
+      stdio: ['ignore', 'ignore', 'ignore'],
+    });
+    children.push(gateway);
+    await eventually(() => expect(llm.requests.length).toBe(1), 20_000); // the trigger's turn is mid-way
+
+    const beside = await runCli(['agent', '-m', 'anything new?', '-s', 'trigger:nightly'], home);
+    expect(beside.code).toBe(0);
+    expect(beside.stdout).toContain('answer from the CLI');
+    expect(JSON.stringify(llm.requests[1]?.body.messages)).not.toContain(INTERRUPTED_REPLY);
+    open();
+    await eventually(() => {
+      const messages = sessionMessages(home, 'trigger:nightly');
+      expect(messages.filter((m) => m.role === 'assistant').map((m) => m.content)).toEqual(
+        expect.arrayContaining(['report from the gateway', 'answer from the CLI']),
+      );
+    }, 20_000);
+    expect(JSON.stringify(sessionMessages(home, 'trigger:nightly'))).not.toContain(INTERRUPTED_REPLY);
   }, 60_000);
 
   it('repairs a turn whose process was killed (SIGKILL) before the next one runs', async () => {
