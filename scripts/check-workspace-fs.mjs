@@ -84,6 +84,7 @@ const ALLOWED = {
   'src/triggers/queue.ts': 'fs.watch only (notifications, on the opened directory); entries go through the layer',
   'src/util/fs.ts': 'atomic writes for state outside the workspace (config, sessions, tokens)',
   'src/util/paths.ts': 'finds the package root',
+  'src/util/process-owner.ts': 'reads /proc/<pid>/stat (process start times, against pid reuse)',
 };
 
 // A value import of fs: `import x from 'node:fs'` (over several lines too), `import('node:fs')`, `require('fs')`,

@@ -11,7 +11,7 @@ import { withAttachments } from './context.js';
 import { FixedTokens } from './fixed-tokens.js';
 import type { ActiveTurn, AgentLoopDeps, Turn, TurnInput, TurnOptions, TurnOutput, TurnState } from './loop-types.js';
 import { compactAfterOverflow } from './overflow.js';
-import { restoreInterruptedTurn } from './recovery.js';
+import { claimTurn, releaseTurn, restoreInterruptedTurn, turnRunningElsewhere } from './recovery.js';
 import type { AgentRunner } from './runner.js';
 
 export type { SlashCommand } from './commands/types.js';
@@ -196,7 +196,10 @@ export class AgentLoop {
       // A background consolidation of the previous turn saves this session too: let it finish first.
       await this.deps.consolidator?.settled(turn.key);
       const session = await this.deps.sessions.load(turn.key);
-      if (restoreInterruptedTurn(session)) {
+      const elsewhere = turnRunningElsewhere(session);
+      if (elsewhere)
+        this.log.debug(`session ${turn.key}: process ${elsewhere.pid} is still running a turn; left as is`);
+      else if (restoreInterruptedTurn(session)) {
         this.log.warn(`session ${turn.key}: the previous turn was interrupted; restored what it had finished`);
         await this.deps.sessions.save(session);
       }
@@ -247,7 +250,7 @@ export class AgentLoop {
       turn.user = { message: user, index: session.messages.length };
       Object.assign(session.metadata, turn.directive?.metadata);
       session.messages.push(stamp(context.forHistory(user))); // without skills `$name` loaded for this turn only
-      session.metadata.pending_user_turn = true;
+      claimTurn(session.metadata);
       session.metadata.last_channel = `${turn.input.channel}:${turn.input.chatId}`;
       await this.deps.sessions.save(session);
       return 'run';
@@ -291,12 +294,12 @@ export class AgentLoop {
       recordUsage(session, result.usage, turn.llmCalls);
       turn.llmCalls = 0;
       delete session.metadata.runtime_checkpoint;
-      delete session.metadata.pending_user_turn;
+      releaseTurn(session.metadata);
       const next = this.deps.goals?.afterRound(session, result) ?? {};
       if (next.nudge) {
         // Another round: the nudge is the new last user message, saved before the model sees it.
         session.messages.push(stamp({ ...next.nudge }));
-        session.metadata.pending_user_turn = true;
+        claimTurn(session.metadata);
         turn.request = [...required(turn.request), ...result.messages, next.nudge];
         turn.earlierRounds.push(result);
         turn.saved = 0;

@@ -4,9 +4,21 @@
  * the next turn, calls that never finished are answered as interrupted and the turn is closed — so the history stays
  * well-formed for every provider and nothing that was done is lost. A `runtime_checkpoint` in the metadata (the
  * round in flight, as earlier versions and upstream nanobot save it) is written into the transcript once first.
+ *
+ * A turn records its owner (`turn_owner`: pid + process start time) beside `pending_user_turn`. Another process on the
+ * same session (a second `agent -m`, or one beside the gateway) finds the turn still owned by a live process and
+ * leaves it alone: only a turn whose owner is gone (killed, crashed) or is this very process (whose per-session queue
+ * says that turn is no longer running) is repaired. A turn with no recorded owner (older files, nanobot's) is too.
  */
 import type { ChatMessage, ToolCall } from '../providers/types.js';
 import type { Session } from '../session/types.js';
+import {
+  currentOwner,
+  isCurrentProcess,
+  ownerAlive,
+  type ProcessOwner,
+  processOwnerSchema,
+} from '../util/process-owner.js';
 
 export const INTERRUPTED_REPLY = '(The previous turn was interrupted before it finished.)';
 export const INTERRUPTED_TOOL_RESULT = 'Task interrupted before this tool finished.';
@@ -17,11 +29,31 @@ interface StoredCheckpoint {
   completed: ChatMessage[];
 }
 
-/** Repairs `session` in place; returns true when anything changed. */
+/** Marks a turn as started by this process (its user message is about to be saved). */
+export function claimTurn(metadata: Record<string, unknown>): void {
+  metadata.pending_user_turn = true;
+  metadata.turn_owner = currentOwner();
+}
+
+/** The turn finished: nothing to repair. */
+export function releaseTurn(metadata: Record<string, unknown>): void {
+  delete metadata.pending_user_turn;
+  delete metadata.turn_owner;
+}
+
+/** The live process that is still running this session's unfinished turn, if another one is. */
+export function turnRunningElsewhere(session: Session): ProcessOwner | undefined {
+  const owner = processOwnerSchema.safeParse(session.metadata.turn_owner);
+  if (!owner.success || isCurrentProcess(owner.data) || !ownerAlive(owner.data)) return undefined;
+  return owner.data;
+}
+
+/** Repairs `session` in place; returns true when anything changed. A turn another live process runs is left alone. */
 export function restoreInterruptedTurn(session: Session, now = new Date()): boolean {
   const checkpoint = readCheckpoint(session.metadata.runtime_checkpoint);
   const pending = session.metadata.pending_user_turn === true;
   if (!checkpoint && !pending && session.metadata.runtime_checkpoint === undefined) return false;
+  if (turnRunningElsewhere(session)) return false;
   const at = now.toISOString();
 
   if (checkpoint) restoreCheckpoint(session, checkpoint, at);
@@ -30,7 +62,7 @@ export function restoreInterruptedTurn(session: Session, now = new Date()): bool
     session.messages.push({ role: 'assistant', content: INTERRUPTED_REPLY, timestamp: at });
   }
   delete session.metadata.runtime_checkpoint;
-  delete session.metadata.pending_user_turn;
+  releaseTurn(session.metadata);
   return true;
 }
 

@@ -60,6 +60,8 @@ export class ChatChannel<S extends ChannelSettings = ChannelSettings> implements
   private bus?: MessageBus;
   private events?: ChannelEvents;
   private state: ChannelStatus = 'stopped';
+  /** Bumped by every start and stop: a connect that finishes after a stop is undone. */
+  private attempts = 0;
   private connectedWaiters: (() => void)[] = [];
   private readonly recent = new RecentIds(2000);
   private readonly streams = new Map<string, MessageStream>();
@@ -92,17 +94,24 @@ export class ChatChannel<S extends ChannelSettings = ChannelSettings> implements
       commands: () => this.options.commands?.() ?? [],
       log: prefixedLogger(this.log, `${this.name}: `),
     };
+    const attempt = ++this.attempts;
     try {
       await this.platform.connect(link);
     } catch (err) {
-      this.state = 'error';
+      if (attempt === this.attempts) this.state = 'error';
       throw err;
+    }
+    if (attempt !== this.attempts) {
+      // Stopped (the manager gave up on this start at its deadline) while connecting: do not leave it connected.
+      if (this.status() === 'stopped') await this.platform.disconnect();
+      throw new Error(`${this.name}: stopped while connecting`);
     }
     this.state = 'running';
     for (const resolve of this.connectedWaiters.splice(0)) resolve();
   }
 
   async stop(): Promise<void> {
+    this.attempts += 1;
     this.state = 'stopped';
     this.typing.stopAll();
     for (const stream of this.streams.values()) stream.cancel();

@@ -2,6 +2,8 @@
  * ChannelManager: runs the gateway's channels. Starts each one, and when one fails to connect or loses its
  * connection, stops it and starts it again after an exponential backoff (1 s, 2 s, 4 s … capped, ±20 % jitter,
  * longer when the platform asks for it). A setup mistake (a UserError: bad token key, missing SDK) is not retried.
+ * Every start has a deadline (`channels.startTimeout`): an SDK that retries for ever without a word (grammy's getMe
+ * with no network) counts as a failed start, is logged with the reason and retried with the same backoff.
  * `report()` feeds `/health` and `nanobot channels status`; the errors it records have secrets masked (an SDK's
  * error may quote a request URL with the bot token in it).
  */
@@ -17,6 +19,8 @@ export interface ChannelHealth {
   error?: string;
   /** Reconnects since the gateway started. */
   restarts: number;
+  /** When the next attempt starts (ISO time), while the channel waits out its backoff. */
+  retryAt?: string;
 }
 
 export interface BackoffOptions {
@@ -35,10 +39,13 @@ export interface ChannelManagerOptions {
   random?: () => number;
   /** The configured secret values (tokens, keys), masked in recorded and logged errors. */
   secrets?: () => Iterable<string>;
+  /** How long one start may take before it counts as failed; read per start, so a reload applies. */
+  startTimeoutMs?: () => number;
 }
 
 const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 1_000, maxMs: 60_000, stableMs: 30_000 };
 const STOP_TIMEOUT_MS = 5_000;
+export const DEFAULT_START_TIMEOUT_MS = 60_000;
 
 interface Entry {
   channel: Channel;
@@ -99,12 +106,23 @@ export class ChannelManager {
     if (this.stopped) return;
     const generation = ++entry.generation;
     entry.health = { ...entry.health, state: entry.failures > 0 ? 'reconnecting' : 'starting' };
+    const timeoutMs = this.options.startTimeoutMs?.() ?? DEFAULT_START_TIMEOUT_MS;
+    let deadline: NodeJS.Timeout | undefined;
     try {
-      await entry.channel.start(this.options.bus, {
+      const started = entry.channel.start(this.options.bus, {
         failed: (error, retryAfterMs) => {
           if (generation === entry.generation) void this.recover(entry, error, retryAfterMs).catch(this.failed(entry));
         },
       });
+      // A start that outlives its deadline is abandoned (recover stops the channel); its late result is ignored.
+      started.catch(() => undefined);
+      await Promise.race([
+        started,
+        new Promise<never>((_, reject) => {
+          deadline = setTimeout(() => reject(new StartTimeout(timeoutMs)), timeoutMs);
+          deadline.unref?.();
+        }),
+      ]);
     } catch (err) {
       if (generation !== entry.generation || this.stopped) return;
       if (err instanceof UserError) {
@@ -118,6 +136,8 @@ export class ChannelManager {
       }
       await this.recover(entry, err instanceof Error ? err : new Error(String(err)));
       return;
+    } finally {
+      clearTimeout(deadline);
     }
     if (generation !== entry.generation || this.stopped) return;
     entry.connectedAt = Date.now();
@@ -135,7 +155,12 @@ export class ChannelManager {
     const delay = Math.max(retryAfterMs, this.delayFor(entry.failures));
     entry.failures += 1;
     const message = this.redact(errorMessage(error));
-    entry.health = { state: 'reconnecting', error: message, restarts: entry.health.restarts };
+    entry.health = {
+      state: 'reconnecting',
+      error: message,
+      restarts: entry.health.restarts,
+      retryAt: new Date(Date.now() + delay).toISOString(),
+    };
     this.log.warn(
       `channel ${entry.channel.name}: ${message}; reconnecting in ${formatDelay(delay)} (attempt ${entry.failures})`,
     );
@@ -149,7 +174,8 @@ export class ChannelManager {
     );
     if (this.stopped || generation !== entry.generation) return;
     entry.timer = setTimeout(() => {
-      entry.health = { ...entry.health, restarts: entry.health.restarts + 1 };
+      const { retryAt: _due, ...rest } = entry.health;
+      entry.health = { ...rest, restarts: entry.health.restarts + 1 };
       void this.connect(entry).catch(this.failed(entry));
     }, delay);
     entry.timer.unref?.();
@@ -167,6 +193,16 @@ export class ChannelManager {
   private delayFor(failures: number): number {
     const base = Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** failures);
     return Math.round(base * (0.8 + 0.4 * this.random()));
+  }
+}
+
+/** A start that did not finish in time; the message is what the log, `/health` and `channels status` show. */
+class StartTimeout extends Error {
+  constructor(ms: number) {
+    super(
+      `did not connect within ${formatDelay(ms)}: no answer from the platform (check the network and the channel's ` +
+        'proxy or server address; channels.startTimeout sets the limit in seconds)',
+    );
   }
 }
 

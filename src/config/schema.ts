@@ -110,6 +110,8 @@ export const ChannelsSchema = z
     sendToolHints: z.boolean().default(true),
     showReasoning: z.boolean().default(true),
     sendMaxRetries: z.int().nonnegative().default(3),
+    /** Seconds one channel start may take before it counts as failed (logged, retried with backoff). */
+    startTimeout: z.number().positive().default(60),
     /** The WebSocket channel and the WebUI: on by default, on loopback, behind a token (README "WebUI" lists its keys). */
     websocket: ChannelBlockSchema.extend({
       enabled: z.boolean().default(true),

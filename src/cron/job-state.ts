@@ -3,7 +3,7 @@
  * The service applies them inside a locked read-modify-write of jobs.json.
  */
 import { errorMessage } from '../util/errors.js';
-import { nextRunAt, validateSchedule } from './schedule.js';
+import { formatInstant, nextRunAt, validateSchedule } from './schedule.js';
 import type { CronStoreData } from './store.js';
 import { type CronJob, type CronRunResult, type CronSchedule, MAX_RUN_HISTORY } from './types.js';
 
@@ -86,6 +86,37 @@ export function recordRun(data: CronStoreData, id: string, run: FinishedRun, tim
     data.jobs.splice(index, 1);
     return;
   }
-  const from = Math.max(run.finishedAt, run.dueMs ?? 0);
+  // A job that keeps failing waits longer and longer (bounded) before its next slot, instead of failing every slot.
+  const from = Math.max(run.finishedAt, run.dueMs ?? 0, run.finishedAt + failureBackoffMs(job));
   job.state.nextRunAtMs = safeNextRun(job.schedule, from, run.dueMs, timezone);
+}
+
+/**
+ * After one failure the next slot runs as scheduled (a passing glitch); from the second failure in a row on, the
+ * next run waits at least this long, doubling with each further failure up to the cap.
+ */
+export const FAILURE_BACKOFF_MS = 60_000;
+export const MAX_FAILURE_BACKOFF_MS = 3_600_000;
+
+/** Failed runs in a row, newest last (counted in the stored history, so other writers and restarts agree). */
+export function consecutiveFailures(job: CronJob): number {
+  let count = 0;
+  for (let i = job.state.runHistory.length - 1; i >= 0 && job.state.runHistory[i]?.status === 'error'; i--) count++;
+  return count;
+}
+
+function failureBackoffMs(job: CronJob): number {
+  const failures = consecutiveFailures(job);
+  if (failures < 2) return 0;
+  return Math.min(MAX_FAILURE_BACKOFF_MS, FAILURE_BACKOFF_MS * 2 ** (failures - 2));
+}
+
+/** The log line for a failed run of `job` (its state already records the run). */
+export function describeFailure(job: CronJob, error: string | undefined, timezone: string | undefined): string {
+  const failures = consecutiveFailures(job);
+  // The history keeps the newest runs only: a full history of failures may be a longer streak.
+  const streak = failures > 1 ? ` (${failures}${failures >= MAX_RUN_HISTORY ? '+' : ''} runs in a row)` : '';
+  const next = job.state.nextRunAtMs;
+  const retry = next != null ? `; next run ${formatInstant(next, timezone ?? 'UTC')}` : '';
+  return `'${job.name}' (${job.id}) failed${streak}: ${error ?? 'error'}${retry}`;
 }

@@ -12,6 +12,7 @@ import { type Logger, silentLogger } from '../util/log.js';
 import { type CronClock, systemClock } from './clock.js';
 import { runAsCronJob } from './context.js';
 import {
+  describeFailure,
   type FinishedRun,
   fillNextRuns,
   needsNextRun,
@@ -74,6 +75,8 @@ export class CronService {
   private loaded = false;
   private stamp: FileStamp | null = null;
   private unreadableStamp: FileStamp | null = null;
+  /** Why the store could not be read at the last attempt (cleared by a good read). */
+  private unreadable: unknown;
   private started = false;
   private timer: unknown;
   private watcher: FSWatcher | undefined;
@@ -191,9 +194,12 @@ export class CronService {
     return structuredClone(job);
   }
 
-  /** All valid jobs, re-read from disk if it changed, soonest first. */
+  /**
+   * All valid jobs, re-read from disk if it changed, soonest first. Throws the store's error when it is unreadable
+   * and no earlier version was loaded (an empty list would claim there are no jobs).
+   */
   async list(): Promise<CronJob[]> {
-    await this.serial(() => this.syncFromDisk());
+    await this.serial(() => this.syncReadable());
     const order = (job: CronJob) => (job.enabled ? (job.state.nextRunAtMs ?? Number.POSITIVE_INFINITY) : Infinity);
     return this.jobs.map((job) => structuredClone(job)).sort((a, b) => order(a) - order(b));
   }
@@ -231,7 +237,7 @@ export class CronService {
 
   /** Runs a job now, whatever its schedule; records the run but leaves the schedule (and `at` jobs) in place. */
   async runNow(id: string): Promise<CronRunResult> {
-    await this.serial(() => this.syncFromDisk());
+    await this.serial(() => this.syncReadable());
     const job = this.jobs.find((candidate) => candidate.id === id);
     if (!job) throw new CronError(`No cron job with id '${id}'.`, 'See the ids with `nanobot cron list`.');
     if (this.running.has(id)) throw new CronError(`Cron job '${id}' is already running.`);
@@ -288,12 +294,20 @@ export class CronService {
       if (!sameStamp(stamp, this.unreadableStamp))
         this.log.error(`cron: ${errorMessage(err)} Keeping the ${this.jobs.length} job(s) loaded before.`);
       this.unreadableStamp = stamp;
+      this.unreadable = err;
       return;
     }
+    this.unreadable = undefined;
     this.adopt(data, stamp);
     // Jobs written without state (by hand, or an older writer) get a next run once, saved so it stays stable.
     if (this.jobs.some((job) => needsNextRun(job, this.timezone)))
       await this.update((fresh) => fillNextRuns(fresh, this.clock.now(), this.timezone));
+  }
+
+  /** syncFromDisk for a caller that reports jobs: an unreadable store never loaded before is an error, not "none". */
+  private async syncReadable(): Promise<void> {
+    await this.syncFromDisk();
+    if (!this.loaded && this.unreadable !== undefined) throw this.unreadable;
   }
 
   /** Read-modify-write of the store under the file lock; the result becomes this instance's view. */
@@ -354,7 +368,10 @@ export class CronService {
       this.running.delete(job.id);
       this.arm();
     }
-    if (result.status === 'error') this.log.warn(`cron: '${job.name}' (${job.id}) failed: ${result.error ?? 'error'}`);
+    if (result.status === 'error') {
+      const recorded = this.jobs.find((candidate) => candidate.id === job.id) ?? job;
+      this.log.warn(`cron: ${describeFailure(recorded, result.error, this.timezone)}`);
+    }
     return result;
   }
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { type Agent, type CreateAgentOptions, createAgent } from '../agent/bootstrap.js';
 import { MessageBus } from '../bus/message-bus.js';
 import type { Channel } from '../channels/channel.js';
-import { type BackoffOptions, ChannelManager } from '../channels/manager.js';
+import { type BackoffOptions, type ChannelHealth, ChannelManager } from '../channels/manager.js';
 import { PairingStore } from '../channels/pairing.js';
 import { pairingChatCommand } from '../channels/pairing-command.js';
 import { buildEnabledChannels } from '../channels/registry.js';
@@ -37,6 +37,8 @@ export interface GatewayContext {
   agent(): Agent;
   loaded(): LoadedConfig;
   log: Logger;
+  /** The channels this gateway runs and their state (what `/health` shows). */
+  channels(): Record<string, ChannelHealth>;
 }
 
 export type GatewayServiceSpec = GatewayService | ((context: GatewayContext) => GatewayService);
@@ -136,6 +138,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     channels,
     log,
     secrets: () => secretsOf(loaded.config),
+    startTimeoutMs: () => loaded.config.channels.startTimeout * 1000,
     ...(options.channelBackoff ? { backoff: options.channelBackoff } : {}),
   });
 
@@ -174,7 +177,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     log,
     maxRetries: () => loaded.config.channels.sendMaxRetries,
   });
-  const context: GatewayContext = { bus, dispatcher, agent: () => agent, loaded: () => loaded, log };
+  const context: GatewayContext = {
+    bus,
+    dispatcher,
+    agent: () => agent,
+    loaded: () => loaded,
+    log,
+    channels: () => manager.report(),
+  };
   // The WebUI's REST routes read the live agent, its sessions and the cron jobs (bindWebUi: a no-op without it).
   const services = [...(options.services ?? []), bindWebUi(channels)].map((spec) =>
     typeof spec === 'function' ? spec(context) : spec,

@@ -23,6 +23,8 @@ export function cronRunner(context: GatewayContext) {
       const origin = jobOrigin(job);
       if (job.payload.kind !== 'agent_turn') {
         if (!origin) return { status: 'error' as const, error: 'the reminder has no chat to go to' };
+        const down = undeliverable(context, origin.channel);
+        if (down) return { status: 'error' as const, error: `the reminder was not delivered: ${down}` };
         context.bus.publishOutbound({ ...origin, content: job.payload.message });
         return { status: 'ok' as const };
       }
@@ -37,9 +39,27 @@ export function cronRunner(context: GatewayContext) {
       });
       if (output.error) return { status: 'error' as const, error: output.error.message };
       if (NOTHING_TO_REPORT.test(output.content) || !origin) return { status: 'silent' as const };
+      const down = undeliverable(context, origin.channel);
+      if (down) return { status: 'error' as const, error: `the answer was not delivered: ${down}` };
       context.bus.publishOutbound({ ...origin, content: output.content });
       return { status: 'ok' as const };
     });
+}
+
+/**
+ * Why a message for `channel` would be dropped, or undefined when it can go out: the channel runs, or is
+ * (re)connecting, and the router's retries wait for it.
+ */
+export function undeliverable(context: GatewayContext, channel: string): string | undefined {
+  const channels = context.channels();
+  const health = channels[channel];
+  if (!health) {
+    const running = Object.keys(channels).join(', ') || 'none';
+    return `no channel "${channel}" runs in this gateway (channels: ${running})`;
+  }
+  if (health.state === 'error' || health.state === 'stopped')
+    return `channel "${channel}" is not running (${health.state}${health.error ? `: ${health.error}` : ''})`;
+  return undefined;
 }
 
 export function cronService(service: CronService, log: Logger = silentLogger): GatewayService {
@@ -69,25 +89,12 @@ export function heartbeatService(context: GatewayContext): GatewayService {
     workspace,
     intervalS: beat.intervalS,
     log: context.log,
-    runTurn: async (prompt) => {
-      await boundHeartbeatHistory(context, beat.keepRecentMessages);
-      const output = await context.agent().loop.processMessage({
-        channel: 'system',
-        chatId: HEARTBEAT_SESSION,
-        sessionKey: HEARTBEAT_SESSION,
-        content: prompt,
-      });
-      return output.error ? '' : output.content;
-    },
+    runTurn: heartbeatTurn(context, beat.keepRecentMessages),
     evaluate: (result, tasks) => {
       const agent = context.agent();
       return modelEvaluator(agent.provider, agent.model.model)(result, tasks);
     },
-    notify: async (text) => {
-      const target = await lastActiveChat(context);
-      if (target) context.bus.publishOutbound({ ...target, content: text });
-      else context.log.info('heartbeat: nothing delivered (no chat has talked to the agent yet)');
-    },
+    notify: heartbeatNotify(context),
   });
   return {
     name: 'heartbeat',
@@ -95,6 +102,35 @@ export function heartbeatService(context: GatewayContext): GatewayService {
       if (beat.enabled) heartbeat.start();
     },
     stop: () => heartbeat.stop(),
+  };
+}
+
+/** One heartbeat turn in the heartbeat session; a failed turn throws (a failed beat is logged, not "nothing new"). */
+export function heartbeatTurn(context: GatewayContext, keepRecentMessages: number) {
+  return async (prompt: string): Promise<string> => {
+    await boundHeartbeatHistory(context, keepRecentMessages);
+    const output = await context.agent().loop.processMessage({
+      channel: 'system',
+      chatId: HEARTBEAT_SESSION,
+      sessionKey: HEARTBEAT_SESSION,
+      content: prompt,
+    });
+    if (output.error) throw new Error(`the agent turn failed: ${output.error.message}`);
+    return output.content;
+  };
+}
+
+/** Sends a heartbeat result to the last active chat; throws (a logged failed beat) when it would be dropped. */
+export function heartbeatNotify(context: GatewayContext) {
+  return async (text: string): Promise<void> => {
+    const target = await lastActiveChat(context);
+    if (!target) {
+      context.log.info('heartbeat: nothing delivered (no chat has talked to the agent yet)');
+      return;
+    }
+    const down = undeliverable(context, target.channel);
+    if (down) throw new Error(`the result was not delivered to ${target.channel}:${target.chatId}: ${down}`);
+    context.bus.publishOutbound({ ...target, content: text });
   };
 }
 

@@ -4,6 +4,7 @@
  * No tasks → no LLM call. The evaluator fails closed, and "nothing to report" is never sent.
  */
 import type { LLMProvider } from '../providers/types.js';
+import { errorMessage } from '../util/errors.js';
 import { type Logger, logFailure, silentLogger } from '../util/log.js';
 import { readActiveTasks } from './tasks.js';
 
@@ -76,11 +77,14 @@ export class HeartbeatService {
     try {
       const result = (await this.options.runTurn(prompt)).trim();
       if (!result || /^nothing to report\.?$/i.test(result)) return { ran: true, notified: false, tasks: tasks.length };
-      const worth = await this.options.evaluate(result, tasks).catch(() => false);
+      const worth = await this.options.evaluate(result, tasks).catch((err: unknown) => {
+        this.log.warn(`heartbeat: could not decide whether to notify (${errorMessage(err)}); not notifying`);
+        return false;
+      });
       if (worth) await this.options.notify(result);
       return { ran: true, notified: worth, tasks: tasks.length };
     } catch (err) {
-      this.log.warn(`heartbeat failed: ${(err as Error).message}`);
+      this.log.warn(`heartbeat failed: ${errorMessage(err)}`);
       return { ran: true, notified: false, tasks: tasks.length };
     }
   }

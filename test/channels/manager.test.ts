@@ -28,7 +28,7 @@ function channelOn(platform: MemoryPlatform, name = 'memory') {
   });
 }
 
-function manage(platforms: MemoryPlatform[], initialMs = 20) {
+function manage(platforms: MemoryPlatform[], initialMs = 20, startTimeoutMs?: number) {
   const warnings: string[] = [];
   const log = { debug() {}, info() {}, warn: (m: string) => warnings.push(m), error: (m: string) => warnings.push(m) };
   const manager = new ChannelManager({
@@ -37,6 +37,7 @@ function manage(platforms: MemoryPlatform[], initialMs = 20) {
     log,
     backoff: { initialMs, maxMs: 80 * (initialMs / 20), stableMs: 10_000 },
     random: () => 0.5,
+    ...(startTimeoutMs ? { startTimeoutMs: () => startTimeoutMs } : {}),
   });
   managers.push(manager);
   manager.start();
@@ -80,6 +81,25 @@ describe('ChannelManager', () => {
     expect(Date.now() - lostAt).toBeGreaterThanOrEqual(290);
     await eventually(() => expect(manager.report().memory0).toEqual({ state: 'running', restarts: 1 }));
     expect(warnings[0]).toMatch(/409 Conflict: another poller; reconnecting in 300 ms/);
+  });
+
+  it('gives up on a start that never finishes at its deadline, says why, retries, and undoes the late connect', async () => {
+    const platform = new MemoryPlatform();
+    let answer = () => {};
+    platform.connectGates = [new Promise<void>((resolve) => (answer = resolve))];
+    const { manager, warnings } = manage([platform], 400, 30);
+    await eventually(() => expect(manager.report().memory0?.state).toBe('reconnecting'));
+    expect(manager.report().memory0).toMatchObject({ error: expect.stringMatching(/did not connect within 30 ms/) });
+    expect(manager.report().memory0?.retryAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(warnings[0]).toMatch(
+      /channel memory0: did not connect within 30 ms.*; reconnecting in 400 ms \(attempt 1\)/,
+    );
+    expect(platform.disconnects).toBe(1);
+    answer(); // the platform answers late, while the manager waits out its backoff: that connection is closed again
+    await eventually(() => expect(platform.disconnects).toBe(2));
+    expect(platform.link).toBeUndefined();
+    await eventually(() => expect(manager.report().memory0).toEqual({ state: 'running', restarts: 1 }));
+    expect(platform.connects).toBe(2);
   });
 
   it('stops every channel and cancels pending reconnects', async () => {

@@ -29,6 +29,9 @@ export class MemoryPlatform implements ChatPlatform {
   typing = 0;
   /** Makes the next connects reject with these errors. */
   connectFailures: Error[] = [];
+  /** Makes the next connects wait for these (a platform that does not answer). */
+  connectGates: Promise<void>[] = [];
+  disconnects = 0;
   link?: PlatformLink;
   /** Set by a test: the person a direct chat id names (as Telegram's user ids do). */
   directChatWith?: (chatId: string) => { id: string; username?: string } | undefined;
@@ -40,12 +43,14 @@ export class MemoryPlatform implements ChatPlatform {
 
   async connect(link: PlatformLink): Promise<void> {
     this.connects += 1;
+    await this.connectGates.shift();
     const failure = this.connectFailures.shift();
     if (failure) throw failure;
     this.link = link;
   }
 
   async disconnect(): Promise<void> {
+    this.disconnects += 1;
     this.link = undefined;
   }
 

@@ -142,7 +142,7 @@ export function checkSessionFile(snapshot: SessionSnapshot, expect: SessionExpec
   if (first?.value?._type !== 'metadata') {
     add('first-line-not-metadata', 'line 1 is not the metadata line', [first?.lineNumber ?? 1]);
   }
-  for (const marker of ['pending_user_turn', 'runtime_checkpoint']) {
+  for (const marker of ['pending_user_turn', 'turn_owner', 'runtime_checkpoint']) {
     if (snapshot.metadata[marker] !== undefined) {
       add(
         `${expect.killId}:leftover-${marker}`,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCron } from '../../src/cli/commands/cron.js';
 import { CronError } from '../../src/cron/types.js';
+import { runCli, tempHome } from '../cli/cli-helpers.js';
 import { makeTempDir } from '../tools/helpers.js';
 
 function setup() {
@@ -74,5 +75,25 @@ describe('nanobot cron', () => {
       },
     );
     expect(seen).toEqual(['Check the news']);
+  });
+});
+
+describe('nanobot cron on a corrupt jobs.json (built CLI)', () => {
+  it.each([
+    ['list', []],
+    ['remove', ['abcd1234']],
+    ['run', ['abcd1234']],
+  ])('cron %s names the corrupt file and exits 1, leaving it as it was', async (sub, args) => {
+    const home = tempHome();
+    expect((await runCli(['onboard'], home)).code).toBe(0);
+    const store = path.join(home, '.nanobot', 'workspace', 'cron', 'jobs.json');
+    fs.mkdirSync(path.dirname(store), { recursive: true });
+    const corrupt = '{ "version": 1, "jobs": [ {"id": "abcd1234", ';
+    fs.writeFileSync(store, corrupt);
+    const result = await runCli(['cron', sub, ...args], home);
+    expect(result.code).toBe(1);
+    expect(result.stdout).not.toMatch(/No cron jobs|No cron job with id/);
+    expect(result.stderr).toContain(`${store} is not valid JSON`);
+    expect(fs.readFileSync(store, 'utf8')).toBe(corrupt);
   });
 });

@@ -171,7 +171,11 @@ describe('a cron job with its own model preset', () => {
       runnerFor,
     });
     const publishOutbound = vi.fn();
-    const context = { agent: () => ({ loop }), bus: { publishOutbound } } as unknown as GatewayContext;
+    const context = {
+      agent: () => ({ loop }),
+      bus: { publishOutbound },
+      channels: () => ({ telegram: { state: 'running', restarts: 0 } }),
+    } as unknown as GatewayContext;
     const job = {
       id: 'job1',
       name: 'news',

@@ -58,6 +58,7 @@ export class TelegramPlatform implements ChatPlatform {
   private polling?: { controller: AbortController; done: Promise<void> };
   private webhook?: WebhookServer;
   private fetchImpl: typeof fetch = fetch;
+  private connecting?: AbortController;
 
   constructor(private readonly options: TelegramPlatformOptions) {}
 
@@ -71,9 +72,13 @@ export class TelegramPlatform implements ChatPlatform {
         ...(settings.proxy ? { fetch: this.fetchImpl as unknown as ApiFetch } : {}),
       },
     });
+    // grammy retries getMe for ever while the network is down: disconnect (the manager's start deadline) ends it.
+    const connecting = new AbortController();
+    this.connecting = connecting;
     try {
-      await bot.init();
+      await bot.init(forGrammy(connecting.signal));
     } catch (err) {
+      if (connecting.signal.aborted) throw new Error('Telegram: stopped while connecting (getMe)');
       if (isGrammyError(err) && err.error_code === 401) {
         throw new UserError(
           'Telegram rejected channels.telegram.token (401 Unauthorized).',
@@ -81,6 +86,8 @@ export class TelegramPlatform implements ChatPlatform {
         );
       }
       throw err;
+    } finally {
+      if (this.connecting === connecting) this.connecting = undefined;
     }
     const identity = { id: bot.botInfo.id, username: bot.botInfo.username };
     this.bot = bot;
@@ -96,6 +103,7 @@ export class TelegramPlatform implements ChatPlatform {
   }
 
   async disconnect(): Promise<void> {
+    this.connecting?.abort();
     const { polling, webhook, bot } = this;
     this.polling = undefined;
     this.webhook = undefined;

@@ -58,8 +58,10 @@ function statusLine(
   const parts = [enabled ? 'enabled' : 'disabled', `allowFrom: ${describeAllowFrom(settings.allowFrom)}`];
   if (settings.groupPolicy) parts.push(`groups: ${settings.groupPolicy}`);
   const health = running?.channels[name];
-  if (health) parts.push(health.error ? `${health.state} (${redactSecrets(health.error, secrets)})` : health.state);
-  else if (enabled && running) parts.push('not running (restart the gateway to start it)');
+  if (health) {
+    const retry = health.retryAt ? `; next try ${health.retryAt.slice(11, 19)} UTC` : '';
+    parts.push(health.error ? `${health.state} (${redactSecrets(health.error, secrets)}${retry})` : health.state);
+  } else if (enabled && running) parts.push('not running (restart the gateway to start it)');
   return `  ${label} ${parts.join(' · ')}`;
 }
 
