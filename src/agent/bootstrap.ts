@@ -267,6 +267,7 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
       contextWindowTokens: m.contextWindowTokens,
       maxToolResultChars: config.agents.defaults.maxToolResultChars,
       maxCallsPerResponse: config.tools.maxCallsPerResponse,
+      turnTimeoutMs: config.agents.defaults.turnTimeoutS * 1000,
     });
   const runner = makeRunner(model, provider);
   // `/model <preset>` switches one session; each preset's runner is built once, on first use.

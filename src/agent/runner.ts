@@ -18,6 +18,8 @@ import type {
 } from '../providers/types.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolContext, ToolResult } from '../tools/types.js';
+import type { Timers } from '../util/timers.js';
+import { deadlineError, withDeadline } from './deadline.js';
 import { type GovernorMemo, GovernorMemos, prepareForModel } from './governor.js';
 import {
   CONTINUE_AFTER_LENGTH,
@@ -54,6 +56,10 @@ export interface RunnerSpec {
   maxToolResultChars?: number;
   /** Calls of one response that run (tools.maxCallsPerResponse); each one past it gets an error result instead. */
   maxCallsPerResponse?: number;
+  /** agents.defaults.turnTimeoutS in ms: a run still going then is stopped with an error (deadline.ts). */
+  turnTimeoutMs?: number;
+  /** The deadline's clock: tests fire it by hand. */
+  timers?: Timers;
 }
 
 export interface RunOptions {
@@ -89,6 +95,15 @@ export class AgentRunner {
   constructor(private readonly spec: RunnerSpec) {}
 
   async run(input: ChatMessage[], options: RunOptions = {}): Promise<RunResult> {
+    const deadline = withDeadline(options.signal, this.spec.turnTimeoutMs, this.spec.timers);
+    try {
+      return await this.runRounds(input, { ...options, ...(deadline.signal ? { signal: deadline.signal } : {}) });
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  private async runRounds(input: ChatMessage[], options: RunOptions): Promise<RunResult> {
     const { spec } = this;
     const added: ChatMessage[] = [];
     const usage: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0 };
@@ -100,7 +115,7 @@ export class AgentRunner {
     const memo = this.memos.for(input);
 
     for (let iteration = 1; iteration <= spec.maxIterations; iteration++) {
-      if (options.signal?.aborted) return { content: '', messages: added, stopReason: 'aborted', usage };
+      if (options.signal?.aborted) return stopped(options.signal, added, usage);
       if (iteration > 1) await this.injectPending(added, options);
       options.onEvent?.({ type: 'model-request', iteration });
       const response = await this.request(conversation(), 'auto', options, usage, memo);
@@ -165,7 +180,9 @@ export class AgentRunner {
     for await (const event of stream) options.onEvent?.(event);
     const response = await stream.result();
     addUsage(usage, response.usage);
-    return response;
+    // Aborted by the deadline: the error says so (and what to set) instead of a silent abort.
+    const late = response.finishReason === 'error' ? deadlineError(options.signal) : undefined;
+    return late ? { ...response, error: late } : response;
   }
 
   /** The model-side copy: tool-call pairing repaired, big results cut, and old content cleared or snipped to fit. */
@@ -245,7 +262,7 @@ export class AgentRunner {
     memo: GovernorMemo,
     budgetExhausted = false,
   ): Promise<RunResult> {
-    if (options.signal?.aborted) return { content: '', messages: added, stopReason: 'aborted', usage };
+    if (options.signal?.aborted) return stopped(options.signal, added, usage);
     const prompt: ChatMessage = { role: 'user', content: instruction };
     const response = await this.request([...messages, prompt], 'none', options, usage, memo);
     if (response.finishReason === 'error') return this.failed(response, added, usage);
@@ -266,8 +283,11 @@ export class AgentRunner {
 
   private failed(response: LLMResponse, added: ChatMessage[], usage: Usage): RunResult {
     const error = response.error ?? { kind: 'server', message: 'unknown provider error', retryable: false };
+    // Text that streamed before the failure (a stall, a cut stream) stays: the user saw it, the session keeps it.
+    const partial = error.kind === 'aborted' ? '' : (response.content?.trim() ?? '');
+    if (partial) added.push(assistantText(response));
     return {
-      content: '',
+      content: partial,
       messages: added,
       stopReason: error.kind === 'aborted' ? 'aborted' : 'error',
       usage,
@@ -312,6 +332,13 @@ function finishedInOrder(
       await running;
     }
   };
+}
+
+/** Where a run ends when its signal aborted: an error when the deadline passed, else a plain abort. */
+function stopped(signal: AbortSignal, added: ChatMessage[], usage: Usage): RunResult {
+  const error = deadlineError(signal);
+  if (!error) return { content: '', messages: added, stopReason: 'aborted', usage };
+  return { content: '', messages: added, stopReason: 'error', usage, error };
 }
 
 function assistantText(response: LLMResponse): ChatMessage {

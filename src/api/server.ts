@@ -154,6 +154,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         if (abort.signal.aborted && abort.signal.reason?.message === 'timeout') {
           throw new HttpError(504, `the agent took longer than ${options.timeoutS} s`, 'timeout', 'timeout');
         }
+        const failure = modelFailure(output);
+        if (failure) throw new HttpError(failure.status, failure.message, failure.type, failure.code);
         sendJson(res, 200, completionResponse(ids, output.content, output.usage, finishOf(output)));
       }
     } finally {
@@ -221,13 +223,15 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         } else if (event.type === 'reasoning-delta') write(completionChunk(ids, { reasoning_content: event.text }));
       },
     });
-    // Commands and errors produce an answer without deltas; a streamed answer may also end differently than it began.
-    if (output.content && !streamed.endsWith(output.content)) {
+    // Commands produce an answer without deltas; a streamed answer may also end differently than it began. A failed
+    // one's content is only the text that streamed before the failure.
+    const failure = modelFailure(output);
+    if (!failure && output.content && !streamed.endsWith(output.content)) {
       write(completionChunk(ids, { content: streamed ? `\n\n${output.content}` : output.content }));
     }
     if (signal.aborted && signal.reason?.message === 'timeout') {
       write(errorBody(`the agent took longer than ${options.timeoutS} s`, 'timeout', 'timeout'));
-    }
+    } else if (failure) write(errorBody(failure.message, failure.type, failure.code));
     write(completionChunk(ids, {}, finishOf(output), output.usage));
     res.end('data: [DONE]\n\n');
   }
@@ -255,6 +259,15 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         server.closeAllConnections();
       }),
   };
+}
+
+/** A turn that ended on a model failure (a stalled stream, a deadline, an upstream error), as an API error. */
+function modelFailure(output: TurnOutput): { status: number; message: string; type: string; code: string } | undefined {
+  if (output.stopReason !== 'error' || !output.error) return undefined;
+  const { kind, message } = output.error;
+  return kind === 'timeout'
+    ? { status: 504, message, type: 'timeout', code: kind }
+    : { status: 502, message, type: 'upstream_error', code: kind };
 }
 
 function finishOf(output: TurnOutput): string {

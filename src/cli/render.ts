@@ -24,7 +24,9 @@ export function describeProviderError(error: ProviderError, provider: string): {
     auth: `Check providers.${provider}.apiKey in the config (or the provider's API key variable).`,
     quota: 'The account is out of credit or quota; top it up or switch provider/model.',
     rate_limit: 'The provider is rate-limiting; wait a moment and try again.',
-    timeout: 'The provider did not answer in time; try again, or raise NANOBOT_LLM_TIMEOUT_S.',
+    // A stall or the turn deadline names its own setting; a slow start is NANOBOT_LLM_TIMEOUT_S.
+    timeout:
+      'Try again; if the provider is just slow, raise the limit named above (NANOBOT_LLM_TIMEOUT_S for a slow start).',
     network: `Could not reach the provider; check the network and providers.${provider}.apiBase.`,
     server: 'The provider had an internal error; try again shortly.',
     context_overflow: 'The conversation is too long for the model; start a fresh one with /new.',

@@ -22,7 +22,7 @@ export interface LoadedConfig {
   workspace: string;
   home: string;
   /** Runtime settings that nanobot reads from plain environment variables. */
-  runtime: { llmTimeoutMs: number; maxConcurrentRequests: number };
+  runtime: { llmTimeoutMs: number; streamIdleTimeoutMs: number; maxConcurrentRequests: number };
 }
 
 export interface LoadOptions {
@@ -191,6 +191,8 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
   const workspace = resolve(expandHome(options.workspace ?? config.agents.defaults.workspace, home));
   const runtime = {
     llmTimeoutMs: positiveNumber(env.NANOBOT_LLM_TIMEOUT_S, 300) * 1000,
+    // Upstream's name and default: the longest silence of a model stream once its response has started.
+    streamIdleTimeoutMs: positiveNumber(env.NANOBOT_STREAM_IDLE_TIMEOUT_S, 90) * 1000,
     maxConcurrentRequests: positiveNumber(env.NANOBOT_MAX_CONCURRENT_REQUESTS, 3),
   };
   return { config, raw, configPath, dataDir: dirname(configPath), workspace, home, runtime };

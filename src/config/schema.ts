@@ -49,6 +49,11 @@ export const AgentDefaultsSchema = z.looseObject({
   /** Tried in order when the model fails before answering: preset names, or inline `{model, provider}` objects. */
   fallbackModels: z.array(z.union([z.string().min(1), FallbackModelSchema])).default([]),
   maxToolIterations: z.int().positive().default(200),
+  /**
+   * Seconds one run of a turn (model calls and tools) may take before it is stopped with an error, so a turn that
+   * hangs frees its concurrency slot; 0 = no limit. Not in nanobot (which has NANOBOT_LLM_TIMEOUT_S per request).
+   */
+  turnTimeoutS: z.number().nonnegative().default(3600),
   maxConcurrentSubagents: z.int().positive().default(1),
   /** Sustained goals (`/goal`): rounds and tokens a goal may use before it pauses; `/goal --rounds/--tokens` override. */
   goalMaxRounds: z.int().positive().default(20),

@@ -316,8 +316,13 @@ export class Dispatcher {
     }
     if (output.error && output.stopReason === 'error') {
       this.log.warn(`gateway: ${output.sessionKey}: model request failed: ${output.error.message}`);
-      const text = `Sorry, the model request failed (${output.error.kind}): ${output.error.message}`;
-      this.reply(message, truncate(text, ERROR_REPLY_MAX), relay.replyMetadata());
+      const text = truncate(
+        `Sorry, the model request failed (${output.error.kind}): ${output.error.message}`,
+        ERROR_REPLY_MAX,
+      );
+      // Text that streamed before the failure stays in front of the user, with the error after it.
+      const partial = output.content.trim();
+      this.reply(message, partial ? `${partial}\n\n${text}` : text, relay.replyMetadata());
       return;
     }
     if (output.content.trim()) this.reply(message, output.content, relay.replyMetadata());

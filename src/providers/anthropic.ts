@@ -10,6 +10,7 @@ import { failMessage, finishMessage, type MessageBlocks } from './message-blocks
 import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from './options.js';
 import type { ResolvedProvider } from './resolve.js';
 import { retryingProvider } from './retry.js';
+import type { WireWatch } from './stream-watch.js';
 import type { ChatRequest, LLMProvider, LLMResponse, ProviderError, StreamEvent, Usage } from './types.js';
 
 export function createAnthropicProvider(resolved: ResolvedProvider, opts: ProviderOptions = {}): LLMProvider {
@@ -17,7 +18,7 @@ export function createAnthropicProvider(resolved: ResolvedProvider, opts: Provid
     resolved.name,
     opts,
     () => makeClient(resolved, opts),
-    (client, request, emit) => streamOnce(client, resolved, request, emit),
+    (client, request, emit, watch) => streamOnce(client, resolved, request, emit, watch),
   );
 }
 
@@ -51,13 +52,14 @@ async function streamOnce(
   resolved: ResolvedProvider,
   request: ChatRequest,
   emit: (event: StreamEvent) => void,
+  watch: WireWatch,
 ): Promise<LLMResponse> {
   const accumulator = new EventAccumulator(emit);
   try {
     // extraBody may add fields the SDK's types do not know; the body is otherwise a standard streaming request.
     const body = buildMessagesBody(resolved, request) as unknown as Anthropic.MessageCreateParamsStreaming;
     const events = await withoutSdkNotices(() => client.messages.create(body, { signal: request.signal }));
-    for await (const event of events) accumulator.add(event);
+    for await (const event of watch(events)) accumulator.add(event);
   } catch (error) {
     return accumulator.fail(toProviderError(error, request.signal));
   }

@@ -18,6 +18,7 @@ import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from './options.js';
 import { upstreamModelName } from './registry.js';
 import type { ResolvedProvider } from './resolve.js';
 import { errorResponse, retryingProvider } from './retry.js';
+import type { WireWatch } from './stream-watch.js';
 import type { ChatRequest, LLMProvider, LLMResponse, ProviderError, StreamEvent, Usage } from './types.js';
 import { type WireSettings, wireSettings } from './wire-settings.js';
 
@@ -57,10 +58,10 @@ export function createBedrockProvider(
     resolved.name,
     opts,
     () => connect(resolved, settings, opts, seams),
-    async (connecting, request, emit) => {
+    async (connecting, request, emit, watch) => {
       const connection = await connecting;
       if ('kind' in connection) return errorResponse(connection);
-      return streamOnce(connection, resolved, request, emit);
+      return streamOnce(connection, resolved, request, emit, watch);
     },
   );
 }
@@ -132,12 +133,13 @@ async function streamOnce(
   resolved: ResolvedProvider,
   request: ChatRequest,
   emit: (event: StreamEvent) => void,
+  watch: WireWatch,
 ): Promise<LLMResponse> {
   const accumulator = new ConverseAccumulator(emit);
   try {
     const command = new connection.Command(buildConverseRequest(resolved, request));
     const output = await connection.client.send(command, { abortSignal: request.signal });
-    for await (const event of output.stream ?? []) {
+    for await (const event of watch(output.stream ?? [])) {
       const failure = accumulator.add(event);
       if (failure) return accumulator.fail(failure);
     }

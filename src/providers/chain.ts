@@ -87,10 +87,11 @@ export function fallbackModels(loaded: LoadedConfig): FallbackModel[] {
   });
 }
 
-/** What the adapters need from the config: timeout, retry mode, where OAuth tokens live. */
+/** What the adapters need from the config: timeouts, retry mode, where OAuth tokens live. */
 export function adapterOptions(loaded: LoadedConfig, env: Env, extra: ProviderOptions = {}): ProviderOptions {
   return {
     timeoutMs: loaded.runtime.llmTimeoutMs,
+    streamIdleTimeoutMs: loaded.runtime.streamIdleTimeoutMs,
     retryMode: loaded.config.agents.defaults.providerRetryMode,
     oauth: { authDir: join(loaded.dataDir, 'auth'), env },
     ...extra,

@@ -16,6 +16,7 @@ import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from './options.js';
 import { normalizeEffort } from './reasoning.js';
 import type { ResolvedProvider } from './resolve.js';
 import { retryingProvider } from './retry.js';
+import type { WireWatch } from './stream-watch.js';
 import type { ChatRequest, LLMProvider, LLMResponse, StreamEvent } from './types.js';
 import { type WireSettings, wireSettings } from './wire-settings.js';
 
@@ -30,12 +31,12 @@ export function createOpenAICompatProvider(resolved: ResolvedProvider, opts: Pro
     resolved.name,
     opts,
     () => makeClient(resolved, settings, opts),
-    async (client, request, emit) => {
-      if (!responses.wanted(request)) return streamChat(client, resolved, request, emit);
-      const response = await streamResponses(client, resolved, request, emit);
+    async (client, request, emit, watch) => {
+      if (!responses.wanted(request)) return streamChat(client, resolved, request, emit, watch);
+      const response = await streamResponses(client, resolved, request, emit, watch);
       if (responses.mayFallBack() && isResponsesCompatibilityError(response.error)) {
         responses.failed(request);
-        return streamChat(client, resolved, request, emit);
+        return streamChat(client, resolved, request, emit, watch);
       }
       if (response.finishReason !== 'error') responses.succeeded(request);
       return response;
@@ -113,13 +114,14 @@ async function streamChat(
   resolved: ResolvedProvider,
   request: ChatRequest,
   emit: (event: StreamEvent) => void,
+  watch: WireWatch,
 ): Promise<LLMResponse> {
   const accumulator = new ChunkAccumulator(emit, Boolean(resolved.spec.quirks?.reasoningAsContent));
   try {
     // extraBody may add fields the SDK's types do not know; the body is otherwise a standard streaming request.
     const body = buildChatBody(resolved, request) as unknown as ChatCompletionCreateParamsStreaming;
     const chunks = await client.chat.completions.create(body, { signal: request.signal });
-    for await (const chunk of chunks) accumulator.add(chunk);
+    for await (const chunk of watch(chunks)) accumulator.add(chunk);
   } catch (error) {
     return accumulator.fail(toProviderError(error, request.signal));
   }

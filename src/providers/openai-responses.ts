@@ -12,6 +12,7 @@ import { acceptsTemperature, normalizeEffort } from './reasoning.js';
 import { upstreamModelName } from './registry.js';
 import type { ResolvedProvider } from './resolve.js';
 import { errorResponse } from './retry.js';
+import type { WireWatch } from './stream-watch.js';
 import type {
   ChatMessage,
   ChatRequest,
@@ -134,13 +135,14 @@ export async function streamResponses(
   resolved: ResolvedProvider,
   request: ChatRequest,
   emit: (event: StreamEvent) => void,
+  watch: WireWatch,
 ): Promise<LLMResponse> {
   const accumulator = new ResponsesAccumulator(emit);
   try {
     // extraBody may add fields the SDK's types do not know; the body is otherwise a standard streaming request.
     const body = buildResponsesBody(resolved, request) as unknown as OpenAI.Responses.ResponseCreateParamsStreaming;
     const events = await client.responses.create(body, { signal: request.signal });
-    for await (const event of events) {
+    for await (const event of watch(events)) {
       const failure = accumulator.add(event as unknown as WireObject);
       if (failure) return accumulator.fail(failure);
     }

@@ -23,6 +23,7 @@ interface StartOptions {
   timeoutS?: number;
   corsOrigins?: string[];
   maxBodyBytes?: number;
+  env?: NodeJS.ProcessEnv;
 }
 
 async function start(script: FakeScriptStep[], options: StartOptions = {}) {
@@ -39,7 +40,7 @@ async function start(script: FakeScriptStep[], options: StartOptions = {}) {
       tools: { web: { enable: false } },
     }),
   );
-  const loaded = await loadConfig({ configPath, home, env: {} });
+  const loaded = await loadConfig({ configPath, home, env: options.env ?? {} });
   const agent = await createAgent(loaded, { env: {} });
   const server = await startApiServer({
     loop: agent.loop,
@@ -234,6 +235,37 @@ describe('OpenAI-compatible API', () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.APIError);
     expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(504);
+  });
+
+  it('reports a model stream that stalls after text: 504 with what to set, or the partial text then an error event', async () => {
+    const stall = { text: 'The first words and then nothing more.', stallAfterEvents: 2 };
+    const { client, server, fake } = await start([stall, stall], { env: { NANOBOT_STREAM_IDLE_TIMEOUT_S: '0.2' } });
+    const stalled = /The model's stream stalled for 0\.2 s .*; set NANOBOT_STREAM_IDLE_TIMEOUT_S to wait longer\./;
+    const error = await client.chat.completions.create(inSession('stall-a', 'hi')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(504);
+    expect((error as Error).message).toMatch(stalled);
+
+    const res = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...inSession('stall-b', 'hi'), stream: true }),
+    });
+    const events = (await res.text())
+      .split('\n\n')
+      .map((block) => block.replace(/^data: /, '').trim())
+      .filter(Boolean);
+    expect(events.at(-1)).toBe('[DONE]');
+    const parsed = events.slice(0, -1).map((e) => JSON.parse(e) as Record<string, unknown>);
+    const text = parsed
+      .map((e) => (e.choices as { delta: { content?: string } }[] | undefined)?.[0]?.delta.content ?? '')
+      .join('');
+    expect(text.length).toBeGreaterThan(0);
+    expect('The first words and then nothing more.'.startsWith(text)).toBe(true);
+    const failure = parsed.find((e) => e.error) as { error: { message: string; type: string } } | undefined;
+    expect(failure?.error.type).toBe('timeout');
+    expect(failure?.error.message).toMatch(stalled);
+    expect(fake.requests).toHaveLength(2);
   });
 
   it('sends no CORS headers unless the origin is configured', async () => {

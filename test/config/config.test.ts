@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { effectiveModel } from '../../src/config/model.js';
 import { ensureConfigFile, syncWorkspaceTemplates } from '../../src/config/onboard.js';
 import { configJsonSchema } from '../../src/config/schema.js';
+import { adapterOptions } from '../../src/providers/chain.js';
 import { UserError } from '../../src/util/errors.js';
 
 async function withConfig(content: unknown, env: NodeJS.ProcessEnv = {}) {
@@ -88,7 +89,34 @@ describe('config loading', () => {
 
   it('reads NANOBOT_LLM_TIMEOUT_S and NANOBOT_MAX_CONCURRENT_REQUESTS', async () => {
     const { load } = await withConfig({}, { NANOBOT_LLM_TIMEOUT_S: '42', NANOBOT_MAX_CONCURRENT_REQUESTS: 'x' });
-    expect((await load()).runtime).toEqual({ llmTimeoutMs: 42_000, maxConcurrentRequests: 3 });
+    expect((await load()).runtime).toEqual({
+      llmTimeoutMs: 42_000,
+      streamIdleTimeoutMs: 90_000,
+      maxConcurrentRequests: 3,
+    });
+  });
+
+  it('reads NANOBOT_STREAM_IDLE_TIMEOUT_S (upstream’s name, 90 s by default) and hands it to the adapters', async () => {
+    const { load } = await withConfig({}, { NANOBOT_STREAM_IDLE_TIMEOUT_S: '2.5' });
+    const loaded = await load();
+    expect(loaded.runtime.streamIdleTimeoutMs).toBe(2_500);
+    expect(adapterOptions(loaded, {}).streamIdleTimeoutMs).toBe(2_500);
+    for (const bad of ['0', '-3', 'soon']) {
+      const { load: again } = await withConfig({}, { NANOBOT_STREAM_IDLE_TIMEOUT_S: bad });
+      expect((await again()).runtime.streamIdleTimeoutMs).toBe(90_000);
+    }
+  });
+
+  it('has agents.defaults.turnTimeoutS (3600 s, 0 = no limit) in the schema, settable from the file and the env', async () => {
+    expect((await (await withConfig({})).load()).config.agents.defaults.turnTimeoutS).toBe(3600);
+    const fromFile = await withConfig({ agents: { defaults: { turn_timeout_s: 0 } } });
+    expect((await fromFile.load()).config.agents.defaults.turnTimeoutS).toBe(0);
+    const fromEnv = await withConfig({}, { NANOBOT_AGENTS__DEFAULTS__TURN_TIMEOUT_S: '90' });
+    expect((await fromEnv.load()).config.agents.defaults.turnTimeoutS).toBe(90);
+    const bad = await withConfig({ agents: { defaults: { turnTimeoutS: -1 } } });
+    expect(String(await bad.load().catch((e: unknown) => e))).toMatch(/agents\.defaults\.turnTimeoutS/);
+    const schema = JSON.stringify(configJsonSchema());
+    expect(schema).toContain('"turnTimeoutS"');
   });
 
   it('names the path and the problem for a wrong type', async () => {

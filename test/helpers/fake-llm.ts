@@ -18,6 +18,9 @@
  * `errorBody` (default: the wire's usual error shape) and `headers` (e.g. `{ 'retry-after': '0' }`).
  * When the script runs out, the reply is the text "(fake: script exhausted)". Every request is recorded in
  * `fake.requests`, in order, with lower-cased headers and the parsed JSON body.
+ * `stallAfterEvents: n` sends the headers and the first n SSE events of a streamed reply, then holds the connection
+ * open without another byte until the client goes away (or the fake closes): a stream that stalls after its headers.
+ * `fake.stalls()` counts the replies that reached their stall.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -44,6 +47,8 @@ export interface FakeReply {
   headers?: Record<string, string>;
   /** Wait this long before answering (e.g. to test aborts). */
   delayMs?: number;
+  /** Streamed replies only: send the headers and this many SSE events, then stall (see the file comment). */
+  stallAfterEvents?: number;
 }
 
 export interface FakeRequest {
@@ -67,6 +72,8 @@ export interface FakeLLM {
   enqueue(...steps: FakeScriptStep[]): void;
   /** Steps not consumed yet. */
   remaining(): number;
+  /** Streamed replies that sent their `stallAfterEvents` events and are now holding the connection. */
+  stalls(): number;
   close(): Promise<void>;
 }
 
@@ -75,6 +82,7 @@ export const SCRIPT_EXHAUSTED_TEXT = '(fake: script exhausted)';
 export async function startFakeLLM(script: FakeScriptStep[] = []): Promise<FakeLLM> {
   const queue = [...script];
   const requests: FakeRequest[] = [];
+  let stalls = 0;
   const server = http.createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
@@ -127,11 +135,16 @@ export async function startFakeLLM(script: FakeScriptStep[] = []): Promise<FakeL
     }
     const model = typeof body.model === 'string' ? body.model : 'fake-model';
     const stream = body.stream === true;
+    const sse = (events: SseEvent[]) => {
+      if (reply.stallAfterEvents === undefined) return sendSse(res, events, reply.headers);
+      sendSse(res, events.slice(0, reply.stallAfterEvents), reply.headers, false);
+      stalls += 1;
+    };
     if (wire === 'openai') {
-      if (stream) return sendSse(res, openAIEvents(reply, model, n), reply.headers);
+      if (stream) return sse(openAIEvents(reply, model, n));
       return sendJson(res, 200, openAIMessage(reply, model, n), reply.headers);
     }
-    if (stream) return sendSse(res, anthropicEvents(reply, model, n), reply.headers);
+    if (stream) return sse(anthropicEvents(reply, model, n));
     return sendJson(res, 200, anthropicMessage(reply, model, n), reply.headers);
   }
 
@@ -142,6 +155,7 @@ export async function startFakeLLM(script: FakeScriptStep[] = []): Promise<FakeL
     requests,
     enqueue: (...steps) => queue.push(...steps),
     remaining: () => queue.length,
+    stalls: () => stalls,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -152,13 +166,15 @@ export async function startFakeLLM(script: FakeScriptStep[] = []): Promise<FakeL
 
 type SseEvent = { event?: string; data: unknown };
 
-function sendSse(res: http.ServerResponse, events: SseEvent[], headers?: Record<string, string>): void {
+function sendSse(res: http.ServerResponse, events: SseEvent[], headers?: Record<string, string>, end = true): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers });
+  // Headers go out at once even when no event follows (a stall right after the headers).
+  res.flushHeaders();
   for (const { event, data } of events) {
     const payload = typeof data === 'string' ? data : JSON.stringify(data);
     res.write(`${event ? `event: ${event}\n` : ''}data: ${payload}\n\n`);
   }
-  res.end();
+  if (end) res.end();
 }
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {

@@ -107,7 +107,8 @@ class TurnPrinter {
       process.stderr.write(`  ↳ ${toolHint(event, this.hintMax)}\n`);
     } else if (event.type === 'retry-wait') {
       this.endLine();
-      process.stderr.write(`  … ${event.error.message}; retrying in ${Math.ceil(event.delayMs / 1000)} s\n`);
+      const why = event.error.message.replace(/\.$/, '');
+      process.stderr.write(`  … ${why}; retrying in ${Math.ceil(event.delayMs / 1000)} s\n`);
     } else if (event.type === 'text-delta' && this.streamText && event.text) {
       if (!this.streamedAny && this.label) this.write(this.label);
       this.streamedAny = true;
@@ -150,6 +151,9 @@ async function oneShot(agent: Agent, opts: AgentFlags, hintMax: number): Promise
       onEvent: printer.onEvent,
     });
     if (output.stopReason === 'aborted') throw new UserError('Cancelled.');
+    // A failed turn keeps what streamed before the failure (a stalled stream): on stdout, before the error.
+    if (output.error && output.content && !printer.visibleSegment.trim()) process.stdout.write(`${output.content}\n`);
+    else if (output.error && printer.visibleSegment.trim()) process.stdout.write('\n');
     failIfError(output, agent);
     const streamed = printer.visibleSegment.trim();
     if (streamed && sanitizeForTerminal(output.content).endsWith(streamed)) process.stdout.write('\n');
