@@ -14,9 +14,10 @@ export const DEFAULT_REGEX_BUDGET_MS = 2_000;
 const WORKER_START_MS = 15_000;
 
 export class RegexTimeoutError extends Error {
-  constructor(readonly pattern: string) {
+  /** `subject` names the pattern as the model wrote it: `the regular expression "(a+)+$"`, `the glob "*a*a*b"`. */
+  constructor(readonly subject: string) {
     super(
-      `the regular expression ${JSON.stringify(pattern)} took too long to match (over the time budget), so the ` +
+      `${subject} took too long to match (over the time budget), so the ` +
         'search was stopped. Patterns like (a+)+ or (.*)*x backtrack exponentially: simplify it, anchor it, or ' +
         'search for plain text.',
     );
@@ -156,18 +157,23 @@ function startRunner(): Runner {
   return { worker, port: port1, signal };
 }
 
-function call(request: Request, budget: RegexBudget): LineMatch[] | FirstMatch | boolean | null {
+function call(request: Request, budget: RegexBudget, subject: string): LineMatch[] | FirstMatch | boolean | null {
   runner ??= startRunner();
-  return budget.spend(() => callRunner(runner as Runner, request, budget));
+  return budget.spend(() => callRunner(runner as Runner, request, budget, subject));
 }
 
-function callRunner(current: Runner, request: Request, budget: RegexBudget): LineMatch[] | FirstMatch | boolean | null {
+function callRunner(
+  current: Runner,
+  request: Request,
+  budget: RegexBudget,
+  subject: string,
+): LineMatch[] | FirstMatch | boolean | null {
   Atomics.store(current.signal, 0, 0);
   current.worker.postMessage(request);
   if (Atomics.wait(current.signal, 0, 0, budget.remainingMs()) === 'timed-out') {
     runner = undefined;
     void current.worker.terminate();
-    throw new RegexTimeoutError(request.source);
+    throw new RegexTimeoutError(subject);
   }
   const message = receiveMessageOnPort(current.port)?.message as Reply | undefined;
   if (!message) throw new Error('the regular-expression worker gave no answer');
@@ -180,15 +186,22 @@ export class BoundedRegex {
   private readonly local: RegExp | undefined;
   private readonly flags: string;
 
-  /** Throws SyntaxError for an invalid pattern, like `new RegExp`. */
+  private readonly subject: string;
+
+  /**
+   * Throws SyntaxError for an invalid pattern, like `new RegExp`. `local` runs it in-process anyway, for a caller
+   * that knows its pattern and input are too small to backtrack for long; plain text always runs in-process.
+   */
   constructor(
     readonly source: string,
     flags: string,
     private readonly budget: RegexBudget,
+    options: { subject?: string; local?: boolean } = {},
   ) {
     this.flags = flags;
+    this.subject = options.subject ?? `the regular expression ${JSON.stringify(source)}`;
     const compiled = new RegExp(source, flags);
-    this.local = isPlainText(source) ? compiled : undefined;
+    this.local = options.local || isPlainText(source) ? compiled : undefined;
   }
 
   /** Matching lines of `text`, split as grep does. */
@@ -198,13 +211,14 @@ export class BoundedRegex {
       this.local.lastIndex = 0;
       return this.local.test(text) ? local.lines(this.local, text, firstOnly) : [];
     }
-    return call({ op: 'lines', source: this.source, flags: this.flags, text, firstOnly }, this.budget) as LineMatch[];
+    const request = { op: 'lines', source: this.source, flags: this.flags, text, firstOnly } as const;
+    return call(request, this.budget, this.subject) as LineMatch[];
   }
 
   /** The first match in `text` and how many follow (global patterns), up to `cap`. */
   firstMatch(text: string, cap: number): FirstMatch | undefined {
     if (this.local) return local.first(this.local, text, cap) ?? undefined;
-    const found = call({ op: 'first', source: this.source, flags: this.flags, text, cap }, this.budget);
+    const found = call({ op: 'first', source: this.source, flags: this.flags, text, cap }, this.budget, this.subject);
     return (found as FirstMatch | null) ?? undefined;
   }
 
@@ -213,7 +227,7 @@ export class BoundedRegex {
       this.local.lastIndex = 0;
       return this.local.test(text);
     }
-    return call({ op: 'test', source: this.source, flags: this.flags, text }, this.budget) as boolean;
+    return call({ op: 'test', source: this.source, flags: this.flags, text }, this.budget, this.subject) as boolean;
   }
 }
 

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BoundedRegex, RegexBudget, RegexTimeoutError } from '../../src/security/bounded-regex.js';
 import { compileWaitFor } from '../../src/tools/exec-sessions.js';
+import { globMatcher } from '../../src/tools/search/search-common.js';
 import { editConfig, runCli, tempHome } from '../cli/cli-helpers.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
 
@@ -35,6 +36,7 @@ const CATASTROPHIC = [
   '(a+)+\\1c',
 ];
 const VICTIM = `${'a'.repeat(48)}!`;
+const GLOBS = ['*a*a*a*a*a*a*a*b', '**/*a*a*a*a*a*a*a*a*c', '*a?a*a*a*a*a*a*a*b*'];
 
 describe('BoundedRegex: a backtracking pattern fails within its budget', () => {
   it.each(CATASTROPHIC)('%s: lines, first match and test all stop with RegexTimeoutError', (pattern) => {
@@ -92,6 +94,32 @@ describe('BoundedRegex: a backtracking pattern fails within its budget', () => {
     expect(() => new BoundedRegex('(', 'u', new RegexBudget())).toThrow(SyntaxError);
   });
 
+  it.each(GLOBS)('glob %s (grep, find_files): the filter stops with RegexTimeoutError', (glob) => {
+    const matches = globMatcher(glob, new RegexBudget(150));
+    const name = 'a'.repeat(120);
+    expect(() => matches?.(name, name, `sub/${name}`)).toThrow(RegexTimeoutError);
+  });
+
+  it('ordinary globs match as before (in-process up to two wildcards, through the worker beyond)', () => {
+    const cases: [string, string, boolean][] = [
+      ['*.ts', 'x.ts', true],
+      ['*.ts', 'x.tsx', false],
+      ['**/*.test.ts', 'a/b/c.test.ts', true],
+      ['src/**', 'src/a/b', true],
+      ['*.{ts,js}', 'a.js', true],
+      ['a*b*c*d', 'axbxcxd', true],
+      ['a*b*c*d', 'axbxcx', false],
+      ['.env', '.env', true],
+      ['[ab]?.md', 'bx.md', true],
+    ];
+    for (const [glob, candidate, expected] of cases) {
+      const matches = globMatcher(glob);
+      expect(glob.includes('/') ? matches?.('', candidate) : matches?.(candidate), `${glob} ~ ${candidate}`).toBe(
+        expected,
+      );
+    }
+  });
+
   it.each(CATASTROPHIC.slice(0, 6))('write_stdin wait_for /%s/ never matches instead of hanging', (pattern) => {
     const matches = compileWaitFor(`/${pattern}/`);
     expect(matches(VICTIM)).toBe(false);
@@ -111,6 +139,8 @@ describe('nanobot agent -m: a hostile model sends backtracking patterns', () => 
     expect((await runCli(['onboard'], home)).code).toBe(0);
     const ws = path.join(home, '.nanobot', 'workspace');
     fs.writeFileSync(path.join(ws, 'victim.txt'), `first line\n${VICTIM}\nlast line\n`);
+    // A file name the model could create, for globs that backtrack polynomially (degree = number of stars).
+    fs.writeFileSync(path.join(ws, 'a'.repeat(120)), 'x\n');
     const patterns = CATASTROPHIC.slice(0, 5);
     fake = await startFakeLLM([
       {
@@ -119,7 +149,10 @@ describe('nanobot agent -m: a hostile model sends backtracking patterns', () => 
           { name: 'grep', arguments: { pattern: '(A+)+$', case_insensitive: true, path: 'victim.txt' } },
           { name: 'search_history', arguments: { query: '/(a+)+$/', scope: 'session' } },
           { name: 'search_history', arguments: { query: '/(a|aa)+$/' } },
+          ...GLOBS.map((glob) => ({ name: 'find_files', arguments: { glob } })),
+          { name: 'grep', arguments: { pattern: 'x', glob: GLOBS[0] } },
           // Ordinary searches in the same turn still work.
+          { name: 'find_files', arguments: { glob: '**/*.txt' } },
           { name: 'grep', arguments: { pattern: 'l[a-z]st', output_mode: 'content' } },
           { name: 'search_history', arguments: { query: 'victim', scope: 'session' } },
         ],
@@ -140,9 +173,10 @@ describe('nanobot agent -m: a hostile model sends backtracking patterns', () => 
     const last = fake.requests.filter((r) => r.path === '/v1/chat/completions').at(-1);
     const messages = (last?.body.messages ?? []) as { role: string; content: unknown }[];
     const results = messages.filter((m) => m.role === 'tool').map((m) => String(m.content));
-    expect(results).toHaveLength(patterns.length + 5);
+    expect(results).toHaveLength(patterns.length + GLOBS.length + 7);
     const refused = results.filter((text) => /took too long to match/.test(text));
-    expect(refused).toHaveLength(patterns.length + 3);
+    expect(refused).toHaveLength(patterns.length + GLOBS.length + 4);
+    expect(results.at(-3)).toContain('victim.txt');
     expect(results.at(-2)).toContain('victim.txt:3: last line');
     expect(results.at(-1)).toContain('victim');
     expect(results.at(-1)).not.toMatch(/took too long/);
