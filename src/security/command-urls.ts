@@ -33,6 +33,21 @@ function hostOfArgument(arg: string): string | undefined {
   return bracketed || /^[\w.-]+$/.test(host) ? host : undefined;
 }
 
+/**
+ * Every host an argument may name: its leading host, and any colon-separated field after it, because clients take
+ * addresses there too (`curl --resolve name:80:127.0.0.1`, `curl --connect-to ::127.1:80`, `ssh -L 80:0:22`).
+ * A field that is an ordinary name or a port is harmless: the classifier blocks only internal hosts.
+ */
+function hostsOfArgument(arg: string): string[] {
+  const hosts = [hostOfArgument(arg)];
+  const value = arg.replace(/^--?[\w-]+=/, '');
+  if (!value.includes('://')) {
+    for (const field of value.split(/:(?![^[]*\])/).slice(1))
+      hosts.push(field === '' ? undefined : hostOfArgument(field));
+  }
+  return hosts.filter((host): host is string => host !== undefined);
+}
+
 /** Hosts named as arguments of network clients (`nc 0 8080`, `curl 127.1`, `ssh root@0x7f.1`), nested shells too. */
 function networkClientHosts(command: string, depth = 0): { raw: string; host: string }[] {
   const hosts: { raw: string; host: string }[] = [];
@@ -42,8 +57,7 @@ function networkClientHosts(command: string, depth = 0): { raw: string; host: st
     for (const [i, word] of words.entries()) {
       if (/\s/.test(word.trim()) && depth < 4) hosts.push(...networkClientHosts(word, depth + 1));
       if (at === -1 || i <= at || (word.startsWith('-') && !word.includes('='))) continue;
-      const host = hostOfArgument(word);
-      if (host !== undefined) hosts.push({ raw: word, host });
+      for (const host of hostsOfArgument(word)) hosts.push({ raw: word, host });
     }
   }
   return hosts;

@@ -312,7 +312,9 @@ export function createNetworkPolicy(options: NetworkPolicyOptions = {}): Network
         headers.delete('content-length');
       }
       if (next.origin !== check.url.origin) {
-        for (const name of ['authorization', 'cookie', 'proxy-authorization']) headers.delete(name);
+        // Credentials travel in headers of any name (X-Subscription-Token, X-API-KEY, an MCP server's own):
+        // another origin gets only the headers that describe the request, none the caller chose to add.
+        for (const name of [...headers.keys()]) if (!CROSS_ORIGIN_HEADERS.has(name)) headers.delete(name);
       }
       current = next.href;
     }
@@ -320,6 +322,18 @@ export function createNetworkPolicy(options: NetworkPolicyOptions = {}): Network
 
   return { checkUrl, checkAddress, fetch: policyFetch };
 }
+
+/** The only request headers a redirect carries to another origin. */
+const CROSS_ORIGIN_HEADERS = new Set([
+  'accept',
+  'accept-encoding',
+  'accept-language',
+  'cache-control',
+  'content-language',
+  'content-type',
+  'pragma',
+  'user-agent',
+]);
 
 const isRedirect = (status: number) => [301, 302, 303, 307, 308].includes(status);
 

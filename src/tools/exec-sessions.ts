@@ -6,6 +6,7 @@
  */
 import crypto from 'node:crypto';
 import { z } from 'zod';
+import { BoundedRegex, RegexBudget, RegexTimeoutError } from '../security/bounded-regex.js';
 import {
   cutMiddle,
   exitLine,
@@ -91,12 +92,25 @@ function waitForExit(process: ShellProcess, ms: number): Promise<void> {
   return Promise.race([process.done.then(() => undefined), sleep(ms)]);
 }
 
-/** `/…/flags` is a regular expression; anything else is matched literally. */
+/**
+ * `/…/flags` is a regular expression; anything else is matched literally. The pattern is the model's: it is matched
+ * within a time budget for the whole wait, and one that overruns it never matches (the wait ends at its deadline).
+ */
 export function compileWaitFor(waitFor: string): (text: string) => boolean {
   const regex = /^\/(.+)\/([dimsu]*)$/s.exec(waitFor);
   if (regex) {
-    const compiled = new RegExp(regex[1] as string, regex[2]);
-    return (text) => compiled.test(text);
+    const compiled = new BoundedRegex(regex[1] as string, regex[2] as string, new RegexBudget());
+    let overran = false;
+    return (text) => {
+      if (overran) return false;
+      try {
+        return compiled.test(text);
+      } catch (error) {
+        if (!(error instanceof RegexTimeoutError)) throw error;
+        overran = true;
+        return false;
+      }
+    };
   }
   return (text) => text.includes(waitFor);
 }

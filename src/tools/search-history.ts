@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { stripRuntimeContext } from '../agent/context.js';
 import type { HistoryStore } from '../memory/history.js';
 import { messageText } from '../memory/tokens.js';
+import { BoundedRegex, RegexBudget, RegexTimeoutError } from '../security/bounded-regex.js';
 import { fenceUntrusted } from '../security/untrusted.js';
 import type { SessionStore } from '../session/types.js';
 import { defineTool, fail, ok } from './types.js';
@@ -58,33 +59,41 @@ export function createSearchHistoryTool(options: SearchHistoryToolOptions) {
       if (typeof matcher === 'string') return fail(matcher);
       const scope = args.scope ?? 'all';
       const hits: Hit[] = [];
-      if (scope !== 'history') {
-        if (!ctx.sessionKey) {
-          if (scope === 'session') return fail('this turn has no session to search; use scope "history"');
-        } else {
-          hits.push(...(await searchSession(options.sessions, ctx.sessionKey, matcher)));
+      try {
+        if (scope !== 'history') {
+          if (!ctx.sessionKey) {
+            if (scope === 'session') return fail('this turn has no session to search; use scope "history"');
+          } else {
+            hits.push(...(await searchSession(options.sessions, ctx.sessionKey, matcher)));
+          }
         }
+        if (scope !== 'session') hits.push(...searchHistory(options.history, matcher));
+      } catch (error) {
+        if (error instanceof RegexTimeoutError) return fail(`Error: ${error.message}`);
+        throw error;
       }
-      if (scope !== 'session') hits.push(...searchHistory(options.history, matcher));
       return ok(renderHits(hits, args.query, args.offset ?? 0, args.limit ?? DEFAULT_LIMIT));
     },
   });
 }
 
-/** `/pattern/flags` is a regex; anything else is literal text. Always case-insensitive. */
-export function compileQuery(query: string): RegExp | string {
+/**
+ * `/pattern/flags` is a regex; anything else is literal text. Always case-insensitive. The pattern is the model's,
+ * so it is matched within a time budget shared by the whole search (security/bounded-regex.ts).
+ */
+export function compileQuery(query: string, budget: RegexBudget = new RegexBudget()): BoundedRegex | string {
   const literal = /^\/(.+)\/([a-z]*)$/s.exec(query);
-  if (!literal) return new RegExp(query.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&'), 'giu');
+  if (!literal) return new BoundedRegex(query.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&'), 'giu', budget);
   const [, source = '', flags = ''] = literal;
   const extra = [...new Set(flags.replace(/[^imsu]/g, '').replace('i', ''))].join('');
   try {
-    return new RegExp(source, `gi${extra}`);
+    return new BoundedRegex(source, `gi${extra}`, budget);
   } catch (error) {
     return `invalid regular expression ${query}: ${error instanceof Error ? error.message : String(error)}`;
   }
 }
 
-async function searchSession(sessions: SessionStore, key: string, matcher: RegExp): Promise<Hit[]> {
+async function searchSession(sessions: SessionStore, key: string, matcher: BoundedRegex): Promise<Hit[]> {
   const session = await sessions.load(key);
   const hits: Hit[] = [];
   for (let index = session.messages.length - 1; index >= 0; index--) {
@@ -103,7 +112,7 @@ async function searchSession(sessions: SessionStore, key: string, matcher: RegEx
   return hits;
 }
 
-function searchHistory(history: HistoryStore, matcher: RegExp): Hit[] {
+function searchHistory(history: HistoryStore, matcher: BoundedRegex): Hit[] {
   const hits: Hit[] = [];
   const entries = history.readAll();
   for (let index = entries.length - 1; index >= 0; index--) {
@@ -118,19 +127,14 @@ function searchHistory(history: HistoryStore, matcher: RegExp): Hit[] {
 }
 
 /** The text around the first match (whole when short), with a note of further matches; undefined if none. */
-export function quoteMatch(text: string, matcher: RegExp): string | undefined {
-  matcher.lastIndex = 0;
-  const first = matcher.exec(text);
+export function quoteMatch(text: string, matcher: BoundedRegex): string | undefined {
+  const first = matcher.firstMatch(text, 99);
   if (!first) return undefined;
-  let more = 0;
-  if (first[0].length > 0) {
-    while (more < 99 && matcher.exec(text)) more++;
-  }
-  matcher.lastIndex = 0;
+  const { more } = first;
   const note = more > 0 ? ` (+${more}${more === 99 ? '+' : ''} more match${more === 1 ? '' : 'es'} in this text)` : '';
   if (text.length <= WHOLE_QUOTE_CHARS) return `${text}${note}`;
   const start = Math.max(0, first.index - QUOTE_RADIUS);
-  const end = Math.min(text.length, first.index + first[0].length + QUOTE_RADIUS);
+  const end = Math.min(text.length, first.index + first.length + QUOTE_RADIUS);
   return `${start > 0 ? '…' : ''}${text.slice(start, end)}${end < text.length ? '…' : ''}${note}`;
 }
 

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { Consolidator } from '../../src/memory/consolidator.js';
 import { HistoryStore } from '../../src/memory/history.js';
 import { TokenCounter } from '../../src/memory/tokens.js';
+import { BoundedRegex } from '../../src/security/bounded-regex.js';
 import { JsonlSessionStore } from '../../src/session/jsonl-store.js';
 import { newSession } from '../../src/session/types.js';
 import { compileQuery, createSearchHistoryTool, quoteMatch } from '../../src/tools/search-history.js';
@@ -87,13 +88,13 @@ describe('search_history', () => {
     const bad = await tool.execute({ query: '/(unclosed/' }, ctx());
     expect(bad.isError).toBe(true);
     const long = `${'a'.repeat(1000)} needle ${'b'.repeat(1000)} needle`;
-    const quote = quoteMatch(long, compileQuery('NEEDLE') as RegExp) ?? '';
+    const quote = quoteMatch(long, compileQuery('NEEDLE') as BoundedRegex) ?? '';
     expect(quote.startsWith('…')).toBe(true);
     expect(quote).toContain('needle');
     expect(quote).toContain('(+1 more match in this text)');
     expect(quote.length).toBeLessThan(500);
-    expect(compileQuery('a.b')).toBeInstanceOf(RegExp);
-    expect((compileQuery('a.b') as RegExp).test('axb')).toBe(false);
+    expect(compileQuery('a.b')).toBeInstanceOf(BoundedRegex);
+    expect((compileQuery('a.b') as BoundedRegex).test('axb')).toBe(false);
   });
 
   it('is marked safe to run in parallel', async () => {

@@ -1,8 +1,10 @@
 /**
  * Turns grep's `pattern` into JavaScript regular expressions. Models write ripgrep/PCRE syntax, so a
  * leading `(?i)` is accepted as the case-insensitive flag, and a pattern that is invalid with the `u`
- * flag (e.g. `\-`) is retried without it before it is reported.
+ * flag (e.g. `\-`) is retried without it before it is reported. The pattern is the model's, so it is matched
+ * within a time budget (security/bounded-regex.ts): a backtracking pattern fails the search, never stalls the process.
  */
+import { BoundedRegex, RegexBudget } from '../../security/bounded-regex.js';
 
 export interface GrepPatternOptions {
   caseInsensitive?: boolean;
@@ -10,10 +12,8 @@ export interface GrepPatternOptions {
 }
 
 export interface CompiledPattern {
-  /** Tests one line (no `\n` inside). */
-  line: RegExp;
-  /** Tests a whole file at once (`m` flag), a cheap filter before splitting it into lines. */
-  wholeText: RegExp;
+  /** Finds the matching lines of a file (bounded in time). */
+  regex: BoundedRegex;
   /**
    * For a case-sensitive pattern that is plain text (the usual identifier search), its UTF-8 bytes: a
    * file without them is rejected with Buffer#indexOf before it is decoded at all.
@@ -25,7 +25,11 @@ const REGEX_SYNTAX = /[\\^$.*+?()[\]{}|]/;
 
 const escapeRegExp = (text: string): string => text.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
 
-export function compileGrepPattern(pattern: string, options: GrepPatternOptions = {}): CompiledPattern | string {
+export function compileGrepPattern(
+  pattern: string,
+  options: GrepPatternOptions = {},
+  budget: RegexBudget = new RegexBudget(),
+): CompiledPattern | string {
   let source = options.fixedStrings ? escapeRegExp(pattern) : pattern;
   let ignoreCase = options.caseInsensitive === true;
   if (!options.fixedStrings && source.startsWith('(?i)')) {
@@ -38,8 +42,7 @@ export function compileGrepPattern(pattern: string, options: GrepPatternOptions 
   let firstError: unknown;
   for (const unicode of ['u', '']) {
     try {
-      const line = new RegExp(source, flags + unicode);
-      return { line, wholeText: new RegExp(source, `${flags + unicode}m`), ...literal };
+      return { regex: new BoundedRegex(source, flags + unicode, budget), ...literal };
     } catch (error) {
       firstError ??= error;
     }

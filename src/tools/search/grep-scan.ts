@@ -1,6 +1,6 @@
 /**
  * Searches one file for grep. Reads at most 2 MB, skips binary files (a NUL byte in the first 8 KB),
- * rejects files without a match with one whole-text regex test, and only then walks the lines.
+ * and finds the matching lines in one bounded call (a literal pre-filter first), then adds their context.
  */
 import fs from 'node:fs';
 import type { CompiledPattern } from './grep-pattern.js';
@@ -82,19 +82,16 @@ export function scanFile(open: () => number, options: ScanOptions): FileScan {
     return { kind: 'scanned', matchCount: 0, hits: [] };
   }
   const text = data.toString('utf8');
-  // Any line match is also a match of the multiline regex over the whole text, so a miss here is final.
-  if (!options.pattern.wholeText.test(text)) return { kind: 'scanned', matchCount: 0, hits: [] };
+  const matches = options.pattern.regex.matchLines(text, options.firstMatchOnly);
+  if (matches.length === 0) return { kind: 'scanned', matchCount: 0, hits: [] };
 
   const lines = text.split('\n');
   if (lines.length > 1 && lines.at(-1) === '') lines.pop();
   const { contextBefore, contextAfter } = options;
-  const regex = options.pattern.line;
   const hits: MatchHit[] = [];
   let matchCount = 0;
-  for (let index = 0; index < lines.length; index++) {
+  for (const [index, at] of matches) {
     const content = stripCr(lines[index] as string);
-    const found = regex.exec(content);
-    if (!found) continue;
     matchCount++;
     if (hits.length < options.maxHits) {
       const context = (from: number, to: number): NumberedLine[] => {
@@ -106,12 +103,11 @@ export function scanFile(open: () => number, options: ScanOptions): FileScan {
       };
       hits.push({
         line: index + 1,
-        text: clipLine(content, found.index),
+        text: clipLine(content, at),
         before: context(index - contextBefore, index),
         after: context(index + 1, index + 1 + contextAfter),
       });
     }
-    if (options.firstMatchOnly) break;
   }
   return { kind: 'scanned', matchCount, hits };
 }

@@ -4,6 +4,7 @@
  * is known the search stops, so `files_with_matches` on a large tree returns as soon as enough matched.
  */
 import { z } from 'zod';
+import { RegexTimeoutError } from '../../security/bounded-regex.js';
 import type { PathPolicy } from '../../security/workspace.js';
 import { defineTool, fail, ok, type ToolResult } from '../types.js';
 import { fileTypeMatcher } from './file-types.js';
@@ -144,6 +145,7 @@ export function createGrepTool(options: GrepToolOptions) {
           }
         }
       } catch (error) {
+        if (error instanceof RegexTimeoutError) return fail(`Error: ${error.message}`);
         return fail(searchFailure(error));
       }
 

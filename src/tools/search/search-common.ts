@@ -2,6 +2,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
+import { BoundedRegex, RegexBudget } from '../../security/bounded-regex.js';
 import { policyCheck, type RealPathCheck } from '../../security/checked-open.js';
 import { isPathInside, type PathPolicy, realpathNearest } from '../../security/workspace.js';
 
@@ -59,10 +60,21 @@ function displayUnder(dir: string, realWorkspace: string): (relative: string) =>
  * A glob filter. Patterns without `/` match the file name (`*.ts`); patterns with one match the path
  * relative to the search root or to the workspace, whichever the model had in mind.
  */
-export function globMatcher(glob: string | undefined): ((name: string, ...paths: string[]) => boolean) | undefined {
+export function globMatcher(
+  glob: string | undefined,
+  budget: RegexBudget = new RegexBudget(),
+): ((name: string, ...paths: string[]) => boolean) | undefined {
   const pattern = glob?.trim().replace(/\\/g, '/');
   if (!pattern) return undefined;
-  const isMatch = picomatch(pattern, { dot: true });
+  // The glob is the model's and becomes a backtracking regex: `*a*a*a*a*a*b` is polynomial of degree 6 in the
+  // name's length. Up to two wildcards is at most quadratic in a path, so it runs here; more go through the budget.
+  const regex = picomatch.makeRe(pattern, { dot: true });
+  const wildcards = pattern.match(/\*+|\?|[@!+*?]\(/g)?.length ?? 0;
+  const bounded = new BoundedRegex(regex.source, regex.flags, budget, {
+    subject: `the glob ${JSON.stringify(pattern)}`,
+    local: wildcards <= 2,
+  });
+  const isMatch = (candidate: string) => candidate === pattern || bounded.test(candidate);
   if (!pattern.includes('/')) return (name) => isMatch(name);
   return (_name, ...paths) => paths.some((candidate) => isMatch(candidate));
 }
