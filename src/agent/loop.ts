@@ -13,6 +13,7 @@ import type { ActiveTurn, AgentLoopDeps, Turn, TurnInput, TurnOptions, TurnOutpu
 import { compactAfterOverflow } from './overflow.js';
 import { restoreInterruptedTurn } from './recovery.js';
 import type { AgentRunner, RuntimeCheckpoint } from './runner.js';
+import { saveOrExplain } from './save-errors.js';
 
 export type { SlashCommand } from './commands/types.js';
 export type { AgentLoopDeps, TurnInput, TurnOptions, TurnOutput } from './loop-types.js';
@@ -242,7 +243,7 @@ export class AgentLoop {
       session.messages.push(stamp(context.forHistory(user))); // without skills `$name` loaded for this turn only
       session.metadata.pending_user_turn = true;
       session.metadata.last_channel = `${turn.input.channel}:${turn.input.chatId}`;
-      await this.deps.sessions.save(session);
+      await saveOrExplain(this.deps.sessions, session, 'your message'); // on disk before the model sees it
       return 'run';
     },
 
@@ -297,7 +298,7 @@ export class AgentLoop {
         turn.earlierRounds.push(result);
         turn.saved = 0;
       }
-      await this.deps.sessions.save(session);
+      await saveOrExplain(this.deps.sessions, session, 'the answer');
       if (next.nudge) return 'run';
       if (next.notice) turn.notice = next.notice;
       const { consolidator } = this.deps;

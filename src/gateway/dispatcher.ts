@@ -11,6 +11,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { TurnInput, TurnOptions, TurnOutput } from '../agent/loop.js';
+import { TurnNotSavedError } from '../agent/save-errors.js';
 import type { MessageBus } from '../bus/message-bus.js';
 import type { InboundMessage } from '../bus/types.js';
 import { TurnRelay } from '../channels/relay.js';
@@ -299,7 +300,11 @@ export class Dispatcher {
     } catch (err) {
       this.log.error(`gateway: turn for ${sessionKeyOf(message)} failed: ${errorMessage(err)}`);
       relay.close();
-      this.reply(message, 'Sorry, something went wrong while answering; the details are in the gateway log.');
+      const text =
+        err instanceof TurnNotSavedError
+          ? err.chatText
+          : 'Sorry, something went wrong while answering; the details are in the gateway log.';
+      this.reply(message, text);
       return;
     }
     this.deliver(message, output, relay);
