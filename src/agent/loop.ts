@@ -1,5 +1,6 @@
 import { estimateTextTokens, messageText } from '../memory/tokens.js';
 import type { ChatMessage } from '../providers/types.js';
+import { markPendingDelivery } from '../session/delivery.js';
 import type { Session } from '../session/types.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import { builtinCommands } from './commands/builtin.js';
@@ -298,6 +299,10 @@ export class AgentLoop {
         turn.earlierRounds.push(result);
         turn.saved = 0;
       }
+      const deliverable = !next.nudge && !result.error && result.stopReason !== 'aborted';
+      const target = turn.options.trackDelivery && deliverable ? turn.input : undefined;
+      const delivery = markPendingDelivery(session, target); // in the same append as the answer
+      if (delivery) turn.delivery = delivery;
       await saveOrExplain(this.deps.sessions, session, 'the answer');
       if (next.nudge) return 'run';
       if (next.notice) turn.notice = next.notice;
@@ -318,6 +323,7 @@ export class AgentLoop {
         stopReason: result.stopReason,
         usage: sumUsage(rounds.map((round) => round.usage)),
         ...(result.error ? { error: result.error } : {}),
+        ...(turn.delivery ? { delivery: turn.delivery } : {}),
       };
       return 'done';
     },
