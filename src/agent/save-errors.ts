@@ -14,7 +14,8 @@ export class TurnNotSavedError extends UserError {
   ) {
     super(`could not save ${what}: ${cause.reason} (${cause.code}) at ${cause.path}; ${cause.fix} and resend`);
     this.name = 'TurnNotSavedError';
-    const fix = cause.fix.startsWith('make ') ? 'make the sessions folder writable' : cause.fix;
+    const fix =
+      cause.code === 'EROFS' || cause.fix.startsWith('make ') ? 'make the sessions folder writable' : cause.fix;
     this.chatText = `Sorry, I could not save ${what}: ${cause.reason} (${cause.code}) on the server; ${fix} and resend.`;
   }
 }

@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { FileWriteError } from '../util/errors.js';
 import {
   appendWholeSync,
   defaultWriteSyscall,
@@ -308,6 +309,19 @@ export class WorkspaceFs {
 
   /** Replaces `rel` atomically (temp + fsync + rename in the anchored parent). A link at `rel` is replaced, not followed. */
   writeFileAtomicSync(rel: string, data: string | Uint8Array, options: WriteOptions = {}): void {
+    this.namingDiskErrors(rel, () => this.replaceSync(rel, data, options));
+  }
+
+  /** A full or read-only disk met anywhere in a write (open, mkdir, fsync, rename) is reported with the path. */
+  private namingDiskErrors(rel: string, write: () => void): void {
+    try {
+      write();
+    } catch (error) {
+      throw FileWriteError.isDiskError(error) ? FileWriteError.of(error, this.shown(rel)) : error;
+    }
+  }
+
+  private replaceSync(rel: string, data: string | Uint8Array, options: WriteOptions): void {
     this.at(rel, false, options.dirMode ?? 0o755, (r) => {
       const oldMode = r.stats?.isFile() ? r.stats.mode & 0o7777 : undefined;
       const mode = options.mode ?? oldMode ?? 0o644;
@@ -343,6 +357,10 @@ export class WorkspaceFs {
    * throws. Follows a final link only when it stays inside; creates the file with `mode`.
    */
   appendFileSync(rel: string, data: string | Uint8Array, options: WriteOptions = {}): void {
+    this.namingDiskErrors(rel, () => this.appendSync(rel, data, options));
+  }
+
+  private appendSync(rel: string, data: string | Uint8Array, options: WriteOptions): void {
     this.at(rel, true, options.dirMode ?? 0o755, (r, root) => {
       const file = this.openIn(r, root, rel, O_WRONLY | O_APPEND | O_CREAT, options.mode ?? 0o644);
       try {

@@ -50,7 +50,15 @@ export class FileWriteError extends Error {
         ? 'free space'
         : code === 'EIO'
           ? 'check the disk'
-          : `make ${path} writable`;
+          : code === 'EROFS'
+            ? 'remount its file system read-write (or use a --config folder on a writable disk)'
+            : `make ${path} writable`;
+  }
+
+  /** True for errors about the disk itself (full, read-only, failing), whatever the call that met them. */
+  static isDiskError(error: unknown): boolean {
+    const code = (error as NodeJS.ErrnoException | undefined)?.code;
+    return code === 'ENOSPC' || code === 'EDQUOT' || code === 'EROFS' || code === 'EIO' || code === 'EFBIG';
   }
 
   /** Wraps a system error (or passes a FileWriteError through), naming the path the bare error leaves out. */
