@@ -49,25 +49,25 @@ async function configuredHome(): Promise<string> {
 }
 
 describe.skipIf(!canMount())('setup I/O errors name the path and the fix (real tmpfs)', () => {
-  it.each([['agent', '-m', 'hi'], ['gateway', '--port', '0']])(
-    'a read-only sessions folder: %s',
-    async (...args) => {
-      const home = await configuredHome();
-      const sessions = join(home, '.nanobot', 'sessions');
-      mountTmpfs(sessions, 'ro,size=64k');
-      const result = await runCli(args, home);
-      expect(result.code).toBe(1);
-      const lines = errorLines(result.stderr);
-      expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(
-        new RegExp(
-          `^Error: read-only file system \\(EROFS\\) at ${sessions}/[0-9a-f]{32}; remount its file system read-write .* and run again$`,
-        ),
-      );
-      const verbose = await runCli([...args, '--verbose'], home);
-      expect(verbose.stderr).toMatch(/\n\s+at /); // the stack, only when asked for
-    },
-  );
+  it.each([
+    ['agent', '-m', 'hi'],
+    ['gateway', '--port', '0'],
+  ])('a read-only sessions folder: %s', async (...args) => {
+    const home = await configuredHome();
+    const sessions = join(home, '.nanobot', 'sessions');
+    mountTmpfs(sessions, 'ro,size=64k');
+    const result = await runCli(args, home);
+    expect(result.code).toBe(1);
+    const lines = errorLines(result.stderr);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^Error: read-only file system \\(EROFS\\) at ${sessions}/[0-9a-f]{32}; remount its file system read-write .* and run again$`,
+      ),
+    );
+    const verbose = await runCli([...args, '--verbose'], home);
+    expect(verbose.stderr).toMatch(/\n\s+at /); // the stack, only when asked for
+  });
 
   // Fill a small data dir to different levels: the first start fails at a different file each time.
   it.each([4, 8, 12, 16])('a full disk at first start (%i KiB free)', async (kib) => {
