@@ -44,14 +44,21 @@ export class DeliveryTracker {
     void write.then(() => this.writes.delete(write));
   };
 
-  /** Publishes the answers saved but never delivered to the channels that run now; returns how many. */
+  /**
+   * Publishes the answers saved but never delivered, and a notice for each turn cut off before it answered, to the
+   * channels that run now; returns how many.
+   */
   async redeliver(sessions: SessionStore, bus: MessageBus, channels: ReadonlySet<string>): Promise<number> {
     let count = 0;
     for (const pending of await this.deliveries.undelivered(sessions)) {
       if (!channels.has(pending.channel)) continue;
       const message: OutboundMessage = { channel: pending.channel, chatId: pending.chatId, content: pending.content };
       this.track(message, pending, true);
-      this.log.warn(`gateway: ${pending.sessionKey}: delivering an answer saved before the last stop but never sent`);
+      this.log.warn(
+        pending.kind === 'answer'
+          ? `gateway: ${pending.sessionKey}: delivering an answer saved before the last stop but never sent`
+          : `gateway: ${pending.sessionKey}: telling the chat its last turn was interrupted by the last stop`,
+      );
       bus.publishOutbound(message);
       count++;
     }

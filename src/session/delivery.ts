@@ -3,7 +3,8 @@
  * metadata (in the same append as the answer, so one is never on disk without the other); once the chat platform
  * took it, `<sessions>/<key>.delivered` records that answer (atomic write, a file of its own so a turn running in the
  * same session can never write the marker back over it). After a crash the answers whose marker has no record are
- * delivered again. Upstream nanobot ignores both: it reads `*.jsonl` only and keeps unknown metadata keys as they are.
+ * delivered again, and a turn cut off before its answer was saved (still `pending_user_turn`, started from a chat)
+ * gets a notice in that chat, recorded the same way. Upstream nanobot ignores both: it reads `*.jsonl` only and keeps unknown metadata keys as they are.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -24,7 +25,13 @@ export interface PendingDelivery extends DeliveryRef {
   channel: string;
   chatId: string;
   content: string;
+  /** The answer itself, or a notice that the turn of the user's message `index` was cut off before it answered. */
+  kind: 'answer' | 'interrupted';
 }
+
+/** Sent for a user message whose turn was cut off (SIGKILL, power loss) before its answer was saved. */
+export const INTERRUPTED_NOTICE =
+  'Sorry, I was stopped before I could answer your last message (the server restarted). Please send it again.';
 
 const Marker = z.object({
   channel: z.string(),
@@ -96,6 +103,10 @@ export class DeliveryLog {
   }
 
   private pendingOf(session: Session): PendingDelivery | undefined {
+    return this.answerOf(session) ?? interruptedOf(session);
+  }
+
+  private answerOf(session: Session): PendingDelivery | undefined {
     const marker = Marker.safeParse(session.metadata[PENDING_DELIVERY_KEY]);
     if (!marker.success) return undefined;
     const { index, timestamp, channel, chat_id: chatId } = marker.data;
@@ -104,6 +115,31 @@ export class DeliveryLog {
     if (answer?.role !== 'assistant' || answer.timestamp !== timestamp || typeof answer.content !== 'string') {
       return undefined;
     }
-    return { sessionKey: session.key, index, timestamp, channel, chatId, content: answer.content };
+    return { sessionKey: session.key, index, timestamp, channel, chatId, content: answer.content, kind: 'answer' };
   }
+}
+
+/**
+ * A turn still marked pending (its user message saved, no answer after it) that a chat channel started: the
+ * process that ran it is gone, so the chat is told. `last_channel` says where (`<channel>:<chat id>`).
+ */
+function interruptedOf(session: Session): PendingDelivery | undefined {
+  if (session.metadata.pending_user_turn !== true) return undefined;
+  const where = session.metadata.last_channel;
+  if (typeof where !== 'string' || !where.includes(':')) return undefined;
+  const index = session.messages.findLastIndex((message) => message.role === 'user');
+  const user = session.messages[index];
+  if (!user?.timestamp || session.messages.slice(index + 1).some((m) => m.role === 'assistant' && m.content)) {
+    return undefined;
+  }
+  const split = where.indexOf(':');
+  return {
+    sessionKey: session.key,
+    index,
+    timestamp: user.timestamp,
+    channel: where.slice(0, split),
+    chatId: where.slice(split + 1),
+    content: INTERRUPTED_NOTICE,
+    kind: 'interrupted',
+  };
 }
