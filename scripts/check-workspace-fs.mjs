@@ -63,6 +63,7 @@ const ALLOWED = {
   'src/security/sandbox.ts': 'probes bwrap and the host paths it binds (no workspace entries)',
   'src/security/workspace.ts':
     'PathPolicy (realpath pre-checks that only word errors) and withContainedDirectory (fd-anchored writes)',
+  'src/session/delivery.ts': 'delivery records beside the sessions under ~/.nanobot/sessions',
   'src/session/jsonl-files.ts': 'sessions under ~/.nanobot/sessions',
   'src/session/jsonl-store.ts': 'sessions under ~/.nanobot/sessions',
   'src/session/location.ts': 'session folders under ~/.nanobot/sessions (the workspace id file uses the layer)',

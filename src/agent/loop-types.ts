@@ -30,11 +30,15 @@ export interface TurnOutput {
   error?: ProviderError;
   /** This message arrived while a turn was running and was answered by that turn (do not deliver twice). */
   injected?: boolean;
+  /** With `trackDelivery`: the saved answer to report as delivered once the chat took it. */
+  delivery?: { index: number; timestamp: string };
 }
 
 export interface TurnOptions {
   signal?: AbortSignal;
   onEvent?: (event: RunnerEvent) => void;
+  /** Save the answer marked "to be delivered" (session/delivery.ts): a chat surface that delivers it later. */
+  trackDelivery?: boolean;
 }
 
 export type TurnState = 'restore' | 'command' | 'build' | 'run' | 'save' | 'respond' | 'done';
@@ -56,6 +60,8 @@ export interface Turn {
   /** The user message as the model sees it, and where the session keeps it (for a retry after an overflow). */
   user?: { message: ChatMessage; index: number };
   overflowRetried?: boolean;
+  /** The saved answer awaiting delivery (with `trackDelivery`). */
+  delivery?: { index: number; timestamp: string };
   /** Earlier runner rounds of this turn (a goal continues after a final answer). */
   earlierRounds: RunResult[];
   /** Set when a command turned this message into a model turn: no command matching, this metadata at the start. */

@@ -1,5 +1,6 @@
 import { estimateTextTokens, messageText } from '../memory/tokens.js';
 import type { ChatMessage } from '../providers/types.js';
+import { markPendingDelivery } from '../session/delivery.js';
 import type { Session } from '../session/types.js';
 import { type Logger, logFailure, silentLogger } from '../util/log.js';
 import { builtinCommands } from './commands/builtin.js';
@@ -13,6 +14,7 @@ import type { ActiveTurn, AgentLoopDeps, Turn, TurnInput, TurnOptions, TurnOutpu
 import { compactAfterOverflow } from './overflow.js';
 import { claimTurn, releaseTurn, restoreInterruptedTurn, turnRunningElsewhere } from './recovery.js';
 import type { AgentRunner } from './runner.js';
+import { saveOrExplain } from './save-errors.js';
 
 export type { SlashCommand } from './commands/types.js';
 export type { AgentLoopDeps, TurnInput, TurnOptions, TurnOutput } from './loop-types.js';
@@ -252,7 +254,7 @@ export class AgentLoop {
       session.messages.push(stamp(context.forHistory(user))); // without skills `$name` loaded for this turn only
       claimTurn(session.metadata);
       session.metadata.last_channel = `${turn.input.channel}:${turn.input.chatId}`;
-      await this.deps.sessions.save(session);
+      await saveOrExplain(this.deps.sessions, session, 'your message'); // on disk before the model sees it
       return 'run';
     },
 
@@ -304,7 +306,11 @@ export class AgentLoop {
         turn.earlierRounds.push(result);
         turn.saved = 0;
       }
-      await this.deps.sessions.save(session);
+      const deliverable = !next.nudge && !result.error && result.stopReason !== 'aborted';
+      const target = turn.options.trackDelivery && deliverable ? turn.input : undefined;
+      const delivery = markPendingDelivery(session, target); // in the same append as the answer
+      if (delivery) turn.delivery = delivery;
+      await saveOrExplain(this.deps.sessions, session, 'the answer');
       if (next.nudge) return 'run';
       if (next.notice) turn.notice = next.notice;
       const { consolidator } = this.deps;
@@ -326,6 +332,7 @@ export class AgentLoop {
         stopReason: result.stopReason,
         usage: sumUsage(rounds.map((round) => round.usage)),
         ...(result.error ? { error: result.error } : {}),
+        ...(turn.delivery ? { delivery: turn.delivery } : {}),
       };
       return 'done';
     },

@@ -13,6 +13,8 @@ export interface OutboundRouterOptions {
   maxRetries?: () => number;
   /** First retry delay; doubles per attempt. */
   retryDelayMs?: number;
+  /** Told when a message was sent (`true`) or given up on after its retries (`false`). */
+  onSettled?: (message: OutboundMessage, sent: boolean) => void;
 }
 
 /**
@@ -79,10 +81,12 @@ export class OutboundRouter {
     for (let attempt = 0; ; attempt += 1) {
       try {
         await channel.send(message);
+        this.options.onSettled?.(message, true);
         return;
       } catch (err) {
         if (attempt >= retries) {
           this.log.error(`gateway: ${channel.name}: could not deliver to ${message.chatId}: ${errorMessage(err)}`);
+          this.options.onSettled?.(message, false);
           return;
         }
         await new Promise((resolve) => setTimeout(resolve, baseDelay * 2 ** attempt));

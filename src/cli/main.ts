@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { errorMessage, UserError } from '../util/errors.js';
+import { errorMessage, FileWriteError, UserError } from '../util/errors.js';
 import { PACKAGE_ROOT } from '../util/paths.js';
 
 export interface GlobalOptions {
@@ -255,6 +255,12 @@ export async function main(argv: string[]): Promise<number> {
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;
+    if (err instanceof FileWriteError) {
+      // One line: what, where, and the fix; the stack only with --verbose.
+      process.stderr.write(`Error: ${err.message}; ${err.fix} and run again\n`);
+      if (verbose && err.stack) process.stderr.write(`${err.stack}\n`);
+      return 1;
+    }
     if (err instanceof UserError) {
       process.stderr.write(`Error: ${err.message}\n`);
       if (err.hint) process.stderr.write(`Hint: ${err.hint}\n`);

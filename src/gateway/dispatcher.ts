@@ -11,10 +11,12 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { TurnInput, TurnOptions, TurnOutput } from '../agent/loop.js';
+import { TurnNotSavedError } from '../agent/save-errors.js';
 import type { MessageBus } from '../bus/message-bus.js';
-import type { InboundMessage } from '../bus/types.js';
+import type { InboundMessage, OutboundMessage } from '../bus/types.js';
 import { TurnRelay } from '../channels/relay.js';
 import { toolHint } from '../cli/render.js';
+import type { DeliveryRef } from '../session/delivery.js';
 import { errorMessage } from '../util/errors.js';
 import { type Logger, logFailure, silentLogger } from '../util/log.js';
 
@@ -46,6 +48,8 @@ export interface DispatcherOptions {
    * message waits here and runs as the session's next turn.
    */
   joinRunningTurns?: boolean;
+  /** Answers are saved marked "to be delivered"; this learns which outbound message carries which answer. */
+  deliveries?: { track(message: OutboundMessage, ref: DeliveryRef): void };
 }
 
 export interface DrainResult {
@@ -83,6 +87,7 @@ export class Dispatcher {
   private readonly maxConcurrent: number;
   private readonly priority: Set<string>;
   private readonly joinRunningTurns: boolean;
+  private readonly deliveries: DispatcherOptions['deliveries'];
   private settings: DispatcherSettings;
   private readonly lanes = new Map<string, SessionLane>();
   /** Session keys waiting for a slot, served front to back. */
@@ -103,6 +108,7 @@ export class Dispatcher {
     this.maxConcurrent = Math.max(1, Math.floor(options.maxConcurrent));
     this.priority = new Set(options.priorityCommands ?? PRIORITY_COMMANDS);
     this.joinRunningTurns = options.joinRunningTurns ?? false;
+    this.deliveries = options.deliveries;
     // Every running turn listens on the shared shutdown signal; hundreds at once are expected, not a leak.
     setMaxListeners(0, this.abortAll.signal);
     this.settings = { sendToolHints: false, showReasoning: false, toolHintMaxLength: 40, ...options.settings };
@@ -298,11 +304,16 @@ export class Dispatcher {
       output = await this.loop.processMessage(input, {
         signal: this.abortAll.signal,
         onEvent: (event) => relay.onEvent(event),
+        ...(this.deliveries ? { trackDelivery: true } : {}),
       });
     } catch (err) {
       this.log.error(`gateway: turn for ${sessionKeyOf(message)} failed: ${errorMessage(err)}`);
       relay.close();
-      this.reply(message, 'Sorry, something went wrong while answering; the details are in the gateway log.');
+      const text =
+        err instanceof TurnNotSavedError
+          ? err.chatText
+          : 'Sorry, something went wrong while answering; the details are in the gateway log.';
+      this.reply(message, text);
       return;
     }
     this.deliver(message, output, relay);
@@ -325,19 +336,25 @@ export class Dispatcher {
       this.reply(message, partial ? `${partial}\n\n${text}` : text, relay.replyMetadata());
       return;
     }
-    if (output.content.trim()) this.reply(message, output.content, relay.replyMetadata());
-    else relay.close();
+    if (!output.content.trim()) {
+      relay.close();
+      return;
+    }
+    const sent = this.reply(message, output.content, relay.replyMetadata());
+    if (output.delivery) this.deliveries?.track(sent, { sessionKey: output.sessionKey, ...output.delivery });
   }
 
   /** `extra`: the streamed segment this reply completes (the channel writes it into that message). */
-  private reply(message: InboundMessage, content: string, extra: Record<string, unknown> = {}): void {
+  private reply(message: InboundMessage, content: string, extra: Record<string, unknown> = {}): OutboundMessage {
     const metadata = { ...message.metadata, ...extra };
-    this.bus.publishOutbound({
+    const outbound: OutboundMessage = {
       channel: message.channel,
       chatId: message.chatId,
       content,
       ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
-    });
+    };
+    this.bus.publishOutbound(outbound);
+    return outbound;
   }
 }
 

@@ -14,9 +14,11 @@ import { OutboundRouter } from '../channels/router.js';
 import { bindWebUi } from '../channels/websocket/backend.js';
 import { type LoadedConfig, loadConfig } from '../config/load.js';
 import { redactingLogger, secretsOf } from '../security/secrets.js';
+import { DeliveryLog } from '../session/delivery.js';
 import { errorMessage, UserError } from '../util/errors.js';
 import { type Logger, logFailure, silentLogger } from '../util/log.js';
 import { type ConfigWatcher, watchConfigFile } from './config-watch.js';
+import { DeliveryTracker } from './deliveries.js';
 import { Dispatcher, type DispatcherSettings } from './dispatcher.js';
 import { type HealthServer, startHealthServer } from './health.js';
 import { limitHeapGrowth } from './heap.js';
@@ -162,9 +164,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     throw err;
   }
 
+  const deliveries = new DeliveryTracker(new DeliveryLog(agent.sessions.dir), log);
   const dispatcher = new Dispatcher({
     bus,
     loop: agent.loop,
+    deliveries,
     maxConcurrent: options.maxConcurrent ?? loaded.runtime.maxConcurrentRequests,
     log,
     settings: dispatcherSettings(loaded),
@@ -176,6 +180,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     channels,
     log,
     maxRetries: () => loaded.config.channels.sendMaxRetries,
+    onSettled: deliveries.settled,
   });
   const context: GatewayContext = {
     bus,
@@ -203,6 +208,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
 
   router.start();
   manager.start();
+  // Before new turns: answers a killed gateway saved but never sent go out first, in their chats' order.
+  await deliveries
+    .redeliver(agent.sessions, bus, new Set(channels.map((channel) => channel.name)))
+    .catch((err: unknown) => log.warn(`gateway: could not look for undelivered answers: ${errorMessage(err)}`));
   dispatcher.start();
   for (const service of services) {
     try {
@@ -289,6 +298,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
         Promise.allSettled(services.map((service) => withTimeout(service.stop(), SERVICE_STOP_MS))),
       ]);
       await router.stop(OUTBOUND_FLUSH_MS);
+      await deliveries.flush();
       await withTimeout(manager.stop(), CHANNEL_STOP_MS);
       await health.close();
       await Promise.allSettled([agent, ...retired].map((a) => a.shutdown()));

@@ -151,7 +151,7 @@ function startRunner(): Runner {
   });
   port1.unref();
   if (Atomics.wait(signal, 1, 0, WORKER_START_MS) === 'timed-out') {
-    void worker.terminate();
+    void worker.terminate().catch(() => undefined);
     throw new Error('the regular-expression worker did not start');
   }
   return { worker, port: port1, signal };
@@ -172,7 +172,7 @@ function callRunner(
   current.worker.postMessage(request);
   if (Atomics.wait(current.signal, 0, 0, budget.remainingMs()) === 'timed-out') {
     runner = undefined;
-    void current.worker.terminate();
+    void current.worker.terminate().catch(() => undefined); // ending it is all that matters
     throw new RegexTimeoutError(subject);
   }
   const message = receiveMessageOnPort(current.port)?.message as Reply | undefined;

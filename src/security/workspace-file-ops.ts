@@ -3,6 +3,7 @@
  * helpers for recursive removal, fd real paths and directory fsync. Nothing here resolves a path by itself.
  */
 import fs from 'node:fs';
+import { FileWriteError } from '../util/errors.js';
 import { closeDir, type DirRef, entryPath, openDirRef, WorkspaceEscapeError } from './workspace-resolve.js';
 
 const { O_RDONLY } = fs.constants;
@@ -73,6 +74,44 @@ export class WorkspaceFileHandle {
 
   close(): void {
     fs.closeSync(this.fd);
+  }
+}
+
+export const defaultWriteSyscall: WriteSyscall = (fd, data, offset, length) => fs.writeSync(fd, data, offset, length);
+
+/**
+ * Writes all of `buffer` at the fd's position, looping over short writes (a full disk returns a short count first,
+ * then ENOSPC). Fails with a FileWriteError naming `path`; a write that makes no progress counts as EIO.
+ */
+export function writeWholeSync(fd: number, buffer: Buffer, path: string, write = defaultWriteSyscall): void {
+  let offset = 0;
+  while (offset < buffer.length) {
+    let written: number;
+    try {
+      written = write(fd, buffer, offset, buffer.length - offset);
+    } catch (error) {
+      throw FileWriteError.of(error, path);
+    }
+    if (!(written > 0)) throw new FileWriteError('EIO', path, `short write: ${offset} of ${buffer.length} bytes`);
+    offset += written;
+  }
+}
+
+/**
+ * The one "append all or nothing": writes `buffer` to an O_APPEND fd (and fsyncs when asked); when any of it fails,
+ * truncates the file back to `restoreTo` (its length before) and throws, so no part of a line is left behind.
+ */
+export function appendWholeSync(
+  fd: number,
+  buffer: Buffer,
+  options: { path: string; restoreTo: number; fsync?: boolean; write?: WriteSyscall },
+): void {
+  try {
+    writeWholeSync(fd, buffer, options.path, options.write);
+    if (options.fsync) fs.fdatasyncSync(fd);
+  } catch (error) {
+    fs.ftruncateSync(fd, options.restoreTo);
+    throw FileWriteError.of(error, options.path);
   }
 }
 

@@ -10,7 +10,10 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { FileWriteError } from '../util/errors.js';
 import {
+  appendWholeSync,
+  defaultWriteSyscall,
   type ReadOptions,
   realPathOfFd,
   removeEntry,
@@ -21,6 +24,7 @@ import {
   type WorkspaceFsOptions,
   type WriteOptions,
   type WriteSyscall,
+  writeWholeSync,
 } from './workspace-file-ops.js';
 import {
   closeDir,
@@ -78,7 +82,7 @@ export class WorkspaceFs {
 
   constructor(root: string, options: WorkspaceFsOptions = {}) {
     this.root = path.resolve(root);
-    this.writeSyscall = options.writeSync ?? ((fd, data, offset, length) => fs.writeSync(fd, data, offset, length));
+    this.writeSyscall = options.writeSync ?? defaultWriteSyscall;
   }
 
   /** Absolute (unverified) path of `rel`, for messages and for handing to code that stays inside the layer. */
@@ -305,6 +309,19 @@ export class WorkspaceFs {
 
   /** Replaces `rel` atomically (temp + fsync + rename in the anchored parent). A link at `rel` is replaced, not followed. */
   writeFileAtomicSync(rel: string, data: string | Uint8Array, options: WriteOptions = {}): void {
+    this.namingDiskErrors(rel, () => this.replaceSync(rel, data, options));
+  }
+
+  /** A full or read-only disk met anywhere in a write (open, mkdir, fsync, rename) is reported with the path. */
+  private namingDiskErrors(rel: string, write: () => void): void {
+    try {
+      write();
+    } catch (error) {
+      throw FileWriteError.isDiskError(error) ? FileWriteError.of(error, this.shown(rel)) : error;
+    }
+  }
+
+  private replaceSync(rel: string, data: string | Uint8Array, options: WriteOptions): void {
     this.at(rel, false, options.dirMode ?? 0o755, (r) => {
       const oldMode = r.stats?.isFile() ? r.stats.mode & 0o7777 : undefined;
       const mode = options.mode ?? oldMode ?? 0o644;
@@ -312,7 +329,7 @@ export class WorkspaceFs {
       const tmp = entryPath(r.parent, tmpName);
       const fd = fs.openSync(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK, mode);
       try {
-        this.writeAll(fd, toBuffer(data), rel);
+        writeWholeSync(fd, toBuffer(data), this.shown(rel), this.writeSyscall);
         fs.fchmodSync(fd, mode);
         fs.fsyncSync(fd);
       } catch (error) {
@@ -340,16 +357,19 @@ export class WorkspaceFs {
    * throws. Follows a final link only when it stays inside; creates the file with `mode`.
    */
   appendFileSync(rel: string, data: string | Uint8Array, options: WriteOptions = {}): void {
+    this.namingDiskErrors(rel, () => this.appendSync(rel, data, options));
+  }
+
+  private appendSync(rel: string, data: string | Uint8Array, options: WriteOptions): void {
     this.at(rel, true, options.dirMode ?? 0o755, (r, root) => {
       const file = this.openIn(r, root, rel, O_WRONLY | O_APPEND | O_CREAT, options.mode ?? 0o644);
       try {
-        try {
-          this.writeAll(file.fd, toBuffer(data), rel);
-          if (options.fsync) fs.fsyncSync(file.fd);
-        } catch (error) {
-          fs.ftruncateSync(file.fd, file.size);
-          throw error;
-        }
+        appendWholeSync(file.fd, toBuffer(data), {
+          path: this.shown(rel),
+          restoreTo: file.size,
+          fsync: options.fsync === true,
+          write: this.writeSyscall,
+        });
       } finally {
         fs.closeSync(file.fd);
       }
@@ -358,19 +378,6 @@ export class WorkspaceFs {
 
   async appendFile(rel: string, data: string | Uint8Array, options?: WriteOptions): Promise<void> {
     this.appendFileSync(rel, data, options);
-  }
-
-  private writeAll(fd: number, buffer: Buffer, rel: string): void {
-    let offset = 0;
-    while (offset < buffer.length) {
-      const written = this.writeSyscall(fd, buffer, offset, buffer.length - offset);
-      if (!(written > 0)) {
-        throw Object.assign(new Error(`short write to ${this.shown(rel)}: ${offset} of ${buffer.length} bytes`), {
-          code: 'EIO',
-        });
-      }
-      offset += written;
-    }
   }
 
   /** Sets the mode of an existing regular file (never through a link). */

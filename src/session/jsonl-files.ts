@@ -4,6 +4,8 @@
  */
 import { constants, type Stats } from 'node:fs';
 import { type FileHandle, open, stat } from 'node:fs/promises';
+import { appendWholeSync, type WriteSyscall } from '../security/workspace-file-ops.js';
+import { FileWriteError } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 
 /** Identifies one version of a file: a rename changes the inode, an append the size and mtime. */
@@ -95,7 +97,8 @@ export async function readAppended(
 }
 
 /**
- * Appends whole lines with one O_APPEND write and an fdatasync. A torn last line left by a crash is cut off first, so
+ * Appends whole lines with one O_APPEND write and an fdatasync, all or nothing: a short or failed write (a full disk
+ * writes part of a big line, then fails) truncates the file back and throws a FileWriteError naming the file. A torn last line left by a crash is cut off first, so
  * our lines never glue onto it; a last line that is complete JSON but lacks its newline gets one. When the file is
  * still exactly as this store last wrote it (`known`), it ends with our newline and its tail need not be read.
  * Returns undefined when there is nothing to append to (missing or empty file, or a file that is one torn line).
@@ -106,13 +109,14 @@ export async function appendToSessionFile(
   known: FileStamp | undefined,
   key: string,
   log: Logger,
+  write?: WriteSyscall,
 ): Promise<AppendResult | undefined> {
   let handle: FileHandle;
   try {
     handle = await open(path, constants.O_RDWR | constants.O_APPEND);
   } catch (err) {
     if (isMissing(err)) return undefined;
-    throw err;
+    throw FileWriteError.of(err, path);
   }
   try {
     const before = toStamp(await handle.stat());
@@ -129,10 +133,9 @@ export async function appendToSessionFile(
       }
     }
     const data = Buffer.from(prefix + text, 'utf8');
-    await handle.write(data);
-    await handle.datasync();
-    const after = toStamp(await handle.stat());
     const base = prefix ? before.size : end;
+    appendWholeSync(handle.fd, data, { path, restoreTo: base, fsync: true, ...(write ? { write } : {}) });
+    const after = toStamp(await handle.stat());
     return { before, after, clean: after.size === base + data.length, data };
   } finally {
     await handle.close();

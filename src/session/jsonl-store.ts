@@ -12,6 +12,7 @@
 import { type FileHandle, open, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChatMessage } from '../providers/types.js';
+import type { WriteSyscall } from '../security/workspace-file-ops.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import {
@@ -46,6 +47,8 @@ export interface JsonlSessionStoreOptions {
   compactAfterMetadataLines?: number;
   /** Upper bound on the file bytes whose parsed sessions the load cache keeps (least recently used go first). */
   cacheBytes?: number;
+  /** Test seam: the write syscall of appends, so a full disk's short write can be simulated. */
+  writeSync?: WriteSyscall;
 }
 
 /** What one session object has on disk already: its messages (by identity) and its header. */
@@ -92,6 +95,7 @@ export class JsonlSessionStore implements SessionStore {
   private readonly queues = new Map<string, Promise<void>>();
   private readonly compactAfterMetadataLines: number;
   private readonly cacheBytes: number;
+  private readonly writeSync: WriteSyscall | undefined;
 
   constructor(
     readonly dir: string,
@@ -100,6 +104,7 @@ export class JsonlSessionStore implements SessionStore {
   ) {
     this.compactAfterMetadataLines = options.compactAfterMetadataLines ?? DEFAULT_COMPACT_AFTER_METADATA_LINES;
     this.cacheBytes = options.cacheBytes ?? DEFAULT_CACHE_BYTES;
+    this.writeSync = options.writeSync;
   }
 
   pathFor(key: string): string {
@@ -219,7 +224,7 @@ export class JsonlSessionStore implements SessionStore {
     if (lines.text === '') return; // Nothing new since this object was loaded or saved.
 
     const known = before?.version;
-    const appended = await appendToSessionFile(path, lines.text, known?.stamp, session.key, this.log);
+    const appended = await appendToSessionFile(path, lines.text, known?.stamp, session.key, this.log, this.writeSync);
     if (!appended) {
       await this.rewriteFile(session, path, header, preserved); // Missing, empty or unreadable: start it afresh.
       return;

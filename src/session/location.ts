@@ -7,10 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { chmod, mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { isPathInside } from '../security/workspace.js';
 import { WorkspaceFs } from '../security/workspace-fs.js';
-import { UserError } from '../util/errors.js';
+import { FileWriteError, UserError } from '../util/errors.js';
 import { writeFileAtomic } from '../util/fs.js';
 
 const ID_PATTERN = /^[0-9a-f]{32}$/;
@@ -26,7 +26,7 @@ export async function sessionsDirFor(dataDir: string, workspace: string): Promis
       'Use a workspace that does not contain the config directory, or a --config outside the workspace.',
     );
   }
-  await mkdir(root, { recursive: true, mode: 0o700 });
+  await createDir(root, true);
   await chmod(root, 0o700).catch(() => undefined);
 
   let id = readWorkspaceId(canonical) ?? findNamespace(root, canonical) ?? newId();
@@ -36,7 +36,7 @@ export async function sessionsDirFor(dataDir: string, workspace: string): Promis
     const ours =
       recorded === undefined || recorded === canonical || !existsSync(recorded) || sameFile(recorded, canonical);
     if (ours) {
-      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await createDir(dir, false);
       if (recorded !== canonical) await writeFileAtomic(join(dir, '.workspace'), `${canonical}\n`, 0o600);
       await writeWorkspaceId(canonical, id);
       return dir;
@@ -44,6 +44,20 @@ export async function sessionsDirFor(dataDir: string, workspace: string): Promis
     id = newId(); // Both workspaces exist: this one is a copy and needs its own namespace.
   }
   throw new Error(`could not allocate a session folder for ${workspace}`);
+}
+
+/**
+ * Creates a private directory. The leaf is made without `recursive`, whose ENOENT hides the real cause (EROFS,
+ * EACCES, ENOSPC); a failure names the directory.
+ */
+async function createDir(dir: string, parents: boolean): Promise<void> {
+  try {
+    if (parents) await mkdir(dirname(dir), { recursive: true, mode: 0o700 });
+    await mkdir(dir, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return;
+    throw FileWriteError.of(error, dir);
+  }
 }
 
 function canonicalPath(path: string): string {

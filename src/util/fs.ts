@@ -2,12 +2,21 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { FileWriteError } from './errors.js';
 
 /**
  * Replaces `path` atomically: a crash leaves the old file or the new one, never half of each.
  * The new file gets `mode`, else the old file's mode (editing a script keeps its execute bit), else 0644.
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array, mode?: number): Promise<void> {
+  try {
+    await replaceFile(path, data, mode);
+  } catch (error) {
+    throw FileWriteError.of(error, path); // the bare system error does not say which file
+  }
+}
+
+async function replaceFile(path: string, data: string | Uint8Array, mode?: number): Promise<void> {
   const dir = dirname(path);
   await mkdir(dir, { recursive: true });
   const tmp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);

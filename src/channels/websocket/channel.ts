@@ -28,7 +28,7 @@ import { startWebUiServer, type WebUiServer } from './http.js';
 import { MediaRefs } from './media-refs.js';
 import { framesFor } from './outbound.js';
 import { FlushScheduler, Outbox } from './outbox.js';
-import { type ClientFrame, parseClientFrame } from './protocol.js';
+import { type ClientFrame, FRAME_CEILING_FACTOR, oversizeDetail, parseClientFrame } from './protocol.js';
 import { handleApi } from './rest.js';
 import { hostForUrl, normalizePath, type WebSocketSettings } from './settings.js';
 import { resolveToken } from './token.js';
@@ -124,7 +124,11 @@ export class WebSocketChannel implements Channel, WebUiHost {
       const token = settings.websocketRequiresToken
         ? await resolveToken(settings.token, this.options.dataDir)
         : undefined;
-      this.wss = new WebSocketServer({ noServer: true, maxPayload: settings.maxMessageBytes, clientTracking: false });
+      this.wss = new WebSocketServer({
+        noServer: true,
+        maxPayload: settings.maxMessageBytes * FRAME_CEILING_FACTOR,
+        clientTracking: false,
+      });
       this.http = await startWebUiServer({
         settings,
         token,
@@ -298,6 +302,11 @@ export class WebSocketChannel implements Channel, WebUiHost {
       });
       return;
     }
+    const oversize = oversizeDetail(byteLength(data), this.options.settings().maxMessageBytes);
+    if (oversize) {
+      this.sendFrame(client, { event: 'error', detail: oversize });
+      return;
+    }
     const parsed = parseClientFrame(rawText(data));
     if (!parsed.ok) {
       this.sendFrame(client, { event: 'error', detail: parsed.detail });
@@ -398,6 +407,11 @@ export class WebSocketChannel implements Channel, WebUiHost {
       transport.uncork();
     }
   }
+}
+
+function byteLength(data: RawData): number {
+  if (Array.isArray(data)) return data.reduce((sum, part) => sum + part.length, 0);
+  return data.byteLength;
 }
 
 function rawText(data: RawData): string {

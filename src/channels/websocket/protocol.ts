@@ -8,13 +8,25 @@ import { CHAT_ID_PATTERN, type ClientEnvelope } from './frames.js';
 
 /** Longest message text accepted from a client (the frame size itself is capped by `maxMessageBytes`). */
 export const MAX_CONTENT_CHARS = 100_000;
+const TOO_LONG = `content is longer than ${MAX_CONTENT_CHARS} characters; split it, or upload it as a file with POST /api/uploads`;
+/**
+ * A frame over `maxMessageBytes` is answered with an `error` frame and the connection stays; only a frame past this
+ * many times the limit makes the transport close the socket (1009), so a client cannot make the server buffer more.
+ */
+export const FRAME_CEILING_FACTOR = 4;
+
+/** The error detail for a frame over the configured size, or undefined when it fits. */
+export function oversizeDetail(bytes: number, maxMessageBytes: number): string | undefined {
+  if (bytes <= maxMessageBytes) return undefined;
+  return `frame of ${bytes} bytes is over channels.websocket.maxMessageBytes (${maxMessageBytes}); send files with POST /api/uploads`;
+}
 /** Attachments per message. */
 export const MAX_MEDIA_PER_MESSAGE = 10;
 /** Upload references are opaque ids the server minted. */
 export const MEDIA_REF_PATTERN = /^[A-Za-z0-9_-]{16,64}$/;
 
 const chatId = z.string().regex(CHAT_ID_PATTERN, 'invalid chat_id');
-const content = z.string().max(MAX_CONTENT_CHARS, `content is longer than ${MAX_CONTENT_CHARS} characters`);
+const content = z.string().max(MAX_CONTENT_CHARS, TOO_LONG);
 
 const envelopeSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('new_chat') }),
@@ -79,7 +91,7 @@ export function parseClientFrame(raw: string): ParsedFrame {
 
 function legacy(content: string): ParsedFrame {
   if (content.length > MAX_CONTENT_CHARS) {
-    return { ok: false, detail: `content is longer than ${MAX_CONTENT_CHARS} characters` };
+    return { ok: false, detail: TOO_LONG };
   }
   if (!content.trim()) return { ok: false, detail: 'empty message' };
   return { ok: true, frame: { type: 'text', content } };

@@ -66,6 +66,7 @@ export async function startFakeBotApi(token = '4242:TEST-TOKEN') {
   let nextMessageId = 1000;
   let down = false;
   let stalled = false;
+  let holdingSends = false;
 
   const wake = () => {
     for (const waiter of [...waiters]) waiter();
@@ -119,6 +120,10 @@ export async function startFakeBotApi(token = '4242:TEST-TOKEN') {
         return getUpdates(params, res);
       case 'sendMessage':
       case 'editMessageText': {
+        if (holdingSends) {
+          held.add(res); // never answered, never shown: the platform did not take it
+          return;
+        }
         const text = String(params.text ?? '');
         if (params.parse_mode === 'HTML') {
           try {
@@ -292,6 +297,10 @@ export async function startFakeBotApi(token = '4242:TEST-TOKEN') {
     },
     restore(): void {
       down = false;
+    },
+    /** sendMessage and editMessageText get no answer and change nothing while on (a platform that hangs). */
+    holdSends(on: boolean): void {
+      holdingSends = on;
     },
     /** getUpdates calls get no answer at all (a hung connection) while on. */
     stallUpdates(on: boolean): void {

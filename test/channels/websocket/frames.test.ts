@@ -77,11 +77,40 @@ describe('WebSocket channel: client frames', () => {
     expect((await bus.consumeInbound()).content).toBe('fine');
   });
 
-  it('closes the connection on a frame over maxMessageBytes (1009)', async () => {
+  it('answers a frame over maxMessageBytes with an error frame naming the limit, and stays open', async () => {
+    const { client, bus } = await open({ maxMessageBytes: 2048 });
+    const { c } = await client();
+    for (const frame of [
+      'x'.repeat(2049),
+      'é'.repeat(1100), // 2,200 bytes in 1,100 characters: the limit is bytes
+      JSON.stringify({ content: 'y'.repeat(4000) }),
+      JSON.stringify({ type: 'message', chat_id: 'ok-chat', content: 'z'.repeat(8000) }),
+    ]) {
+      c.send(frame);
+      const error = await c.next(isEvent('error'));
+      expect(error.event === 'error' && error.detail).toMatch(
+        /^frame of \d+ bytes is over channels\.websocket\.maxMessageBytes \(2048\); send files with POST \/api\/uploads$/,
+      );
+    }
+    c.send({ type: 'message', chat_id: 'ok-chat', content: 'fine' });
+    expect((await bus.consumeInbound()).content).toBe('fine');
+  });
+
+  it('names the text limit and the way around it', async () => {
+    const { client } = await open();
+    const { c } = await client();
+    c.send('x'.repeat(100_001));
+    const error = await c.next(isEvent('error'));
+    expect(error.event === 'error' && error.detail).toBe(
+      'content is longer than 100000 characters; split it, or upload it as a file with POST /api/uploads',
+    );
+  });
+
+  it('closes only a frame past 4x maxMessageBytes (1009): its bytes are not read into memory', async () => {
     const { client } = await open({ maxMessageBytes: 2048 });
     const { c } = await client();
     const closed = new Promise<number>((resolve) => c.ws.once('close', (code) => resolve(code)));
-    c.send('x'.repeat(4096));
+    c.send('x'.repeat(4 * 2048 + 1));
     expect(await closed).toBe(1009);
   });
 
