@@ -108,7 +108,14 @@ function dreamCommands(
         import('../memory/dream.js'),
         import('../memory/dream-commands.js'),
       ]);
-      return { ...commands, dream: new Dream({ workspace, history: history.asDreamSource() }) };
+      return {
+        ...commands,
+        dream: new Dream({
+          workspace,
+          history: history.asDreamSource(),
+          runner: (spec) => new AgentRunner(spec),
+        }),
+      };
     })();
     return loaded;
   };
