@@ -63,9 +63,9 @@ const refused: Record<string, { files: Record<string, string>; from: string; to:
     layers: ['capabilities', 'orchestration'],
   },
   'a typeof import() type': {
-    files: { 'util/x.ts': "export type L = typeof import('../gateway/runtime.js');" },
+    files: { 'util/x.ts': "export type L = typeof import('../gateway/health.js');" },
     from: 'src/util/x.ts',
-    to: 'src/gateway/runtime.ts',
+    to: 'src/gateway/health.ts',
     layers: ['foundations', 'surfaces'],
   },
   'the runner imports the loop (files inside agent/)': {

@@ -3,10 +3,10 @@
  * without `-m` it is an interactive chat.
  */
 import { createInterface } from 'node:readline/promises';
-import { type Agent, createAgent } from '../../agent/bootstrap.js';
 import type { TurnOutput } from '../../agent/loop.js';
 import type { RunnerEvent } from '../../agent/runner.js';
 import { toolHint } from '../../agent/tool-hint.js';
+import { type Agent, createAgent } from '../../app/agent.js';
 import { secretsOf } from '../../security/secrets.js';
 import { errorMessage, UserError } from '../../util/errors.js';
 import { createLogger, type Logger, logFailure } from '../../util/log.js';
