@@ -10,7 +10,7 @@
  * It uses the same config, workspace, sessions, tools and slash commands as `nanobot agent`.
  */
 import { existsSync } from 'node:fs';
-import { type Agent, createAgent } from './agent/bootstrap.js';
+import { type Agent, createAgent } from './app/agent.js';
 import { loadConfig } from './config/load.js';
 import { syncWorkspaceTemplates } from './config/onboard.js';
 

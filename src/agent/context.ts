@@ -14,13 +14,13 @@ import {
 import type { ChatMessage, ContentPart } from '../providers/types.js';
 import { readCheckedFile } from '../security/checked-open.js';
 import { WorkspaceFs, WorkspaceFsError } from '../security/workspace-fs.js';
+import { RUNTIME_MARKER } from '../session/runtime-context.js';
 import type { SkillsLoader } from '../skills/loader.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import { identitySection, TOOL_CONTRACT } from './prompts.js';
 
 const SECTION_SEPARATOR = '\n\n---\n\n';
 const BOOTSTRAP_FILES = ['AGENTS.md', 'SOUL.md', 'USER.md'] as const;
-const RUNTIME_MARKER = '[Runtime Context]';
 /** nanobot's bounds for `# Recent History`: the newest entries since the last Dream that fit both. */
 const RECENT_HISTORY_LIMITS: Required<EntryLimits> = { maxEntries: 50, maxTokens: 8_000 };
 
@@ -239,12 +239,6 @@ function isInlineImage(part: ContentPart): boolean {
 export function runtimeContextBlock(runtime: RuntimeInfo, timezone: string): string {
   const now = runtime.now ?? new Date();
   return `${RUNTIME_MARKER}\nCurrent time: ${formatTime(now, timezone)}\nChannel: ${runtime.channel}\nChat ID: ${runtime.chatId}`;
-}
-
-/** Removes the runtime block from stored user text, for display. */
-export function stripRuntimeContext(text: string): string {
-  const at = text.lastIndexOf(`\n\n${RUNTIME_MARKER}`);
-  return at === -1 ? text : text.slice(0, at);
 }
 
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];

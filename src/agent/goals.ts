@@ -10,7 +10,11 @@
  */
 import type { ChatMessage } from '../providers/types.js';
 import type { Session, SessionStore } from '../session/types.js';
+import type { GoalAction, GoalResult } from '../tools/goal.js';
 import type { RunResult } from './runner.js';
+
+// The tools' side of goals owns these two formats (tools/ sits below agent/).
+export type { GoalAction, GoalResult };
 
 export const GOAL_STATE_KEY = 'goal_state';
 /** nanobot's admission key: `/goal` was used and `create_goal` may run (this turn and the user's next one). */
@@ -24,7 +28,6 @@ const ADMISSION_TURNS = 2;
 
 /** `limited` is ours: the goal stopped at its round or token cap and can be resumed with `/goal resume`. */
 export type GoalStatus = 'active' | 'completed' | 'cancelled' | 'blocked' | 'limited';
-export type GoalAction = 'complete' | 'cancel' | 'block' | 'replace';
 
 export interface GoalState {
   status: GoalStatus;
@@ -67,8 +70,6 @@ export interface GoalRounds {
   /** Called after each runner round, before the session is saved; may change the goal's counters and status. */
   afterRound(session: Session, result: RunResult): RoundOutcome;
 }
-
-export type GoalResult = { ok: true; message: string } | { ok: false; error: string };
 
 export interface GoalsOptions {
   sessions: SessionStore;

@@ -11,12 +11,11 @@
 import { randomUUID } from 'node:crypto';
 import type { InboundMessage } from '../bus/types.js';
 import type { ChatMessage } from '../providers/types.js';
-import type { Session, SessionStore } from '../session/types.js';
+import type { Session, SessionStore, SessionWork } from '../session/types.js';
 import { ToolRegistry, type ToolRegistryOptions } from '../tools/registry.js';
 import type { Spawner, SpawnOrigin, SpawnRequest } from '../tools/spawn.js';
 import { fail, ok, type ToolResult } from '../tools/types.js';
 import { type Logger, silentLogger } from '../util/log.js';
-import type { SessionWork } from './commands/types.js';
 import { TOOL_CONTRACT } from './prompts.js';
 import type { AgentRunner, RunResult } from './runner.js';
 

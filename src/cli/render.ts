@@ -1,21 +1,5 @@
-/** Terminal output for the agent: tool hints, errors with fixes, and Markdown rendering. */
-import type { RunnerEvent } from '../agent/runner.js';
+/** Terminal output for the agent: errors with fixes, and Markdown rendering. */
 import type { ProviderError } from '../providers/types.js';
-
-export function toolHint(event: Extract<RunnerEvent, { type: 'tool-start' }>, maxLength: number): string {
-  const { name, arguments: raw } = event.call.function;
-  let first = '';
-  try {
-    const args = JSON.parse(raw || '{}') as Record<string, unknown>;
-    const value = Object.values(args)[0];
-    first = typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
-  } catch {
-    first = raw;
-  }
-  first = first.replace(/\s+/g, ' ');
-  if (maxLength > 0 && first.length > maxLength) first = `${first.slice(0, maxLength)}…`;
-  return `${name}(${first ? JSON.stringify(first) : ''})`;
-}
 
 /** One line saying what went wrong upstream and what to do about it. */
 export function describeProviderError(error: ProviderError, provider: string): { message: string; hint: string } {

@@ -12,10 +12,10 @@
 import { setMaxListeners } from 'node:events';
 import type { TurnInput, TurnOptions, TurnOutput } from '../agent/loop.js';
 import { TurnNotSavedError } from '../agent/save-errors.js';
+import { toolHint } from '../agent/tool-hint.js';
 import type { MessageBus } from '../bus/message-bus.js';
 import type { InboundMessage, OutboundMessage } from '../bus/types.js';
 import { TurnRelay } from '../channels/relay.js';
-import { toolHint } from '../cli/render.js';
 import type { DeliveryRef } from '../session/delivery.js';
 import { errorMessage } from '../util/errors.js';
 import { type Logger, logFailure, silentLogger } from '../util/log.js';

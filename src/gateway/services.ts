@@ -11,7 +11,7 @@ import { HEARTBEAT_SESSION, HeartbeatService, modelEvaluator } from '../heartbea
 import { AutoCompact } from '../memory/autocompact.js';
 import { TriggerWatcher } from '../triggers/queue.js';
 import { type Logger, logFailure, silentLogger } from '../util/log.js';
-import type { GatewayContext, GatewayService } from './runtime.js';
+import type { GatewayContext, GatewayService } from './lifecycle.js';
 
 const NOTHING_TO_REPORT = /^\s*nothing to report\.?\s*$/i;
 const SYSTEM_PREFIXES = ['heartbeat', 'cron:', 'dream:', 'trigger:', 'system:'];

@@ -8,8 +8,9 @@
  * estimate is under budget × ratio, at most `maxRounds` LLM calls per run. A failed summary becomes a [RAW]
  * entry and the cursor still advances, so the same chunk is never retried forever.
  */
-import { stripRuntimeContext } from '../agent/context.js';
+
 import type { ChatMessage, LLMProvider } from '../providers/types.js';
+import { stripRuntimeContext } from '../session/runtime-context.js';
 import type { Session } from '../session/types.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import type { HistoryStore } from './history.js';

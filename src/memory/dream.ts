@@ -4,9 +4,9 @@
  * token caps, the cursor moving only after a successful run, and every change committed to the memory git repo.
  */
 
-import { AgentRunner, type RunnerEvent, type StopReason } from '../agent/runner.js';
 import type { ChatMessage, LLMProvider } from '../providers/types.js';
 import { WorkspaceFs } from '../security/workspace-fs.js';
+import type { ToolRegistry } from '../tools/registry.js';
 import { TokenBudgetProvider } from './dream-budget.js';
 import type { HistoryEntry, HistorySource } from './dream-history.js';
 import { buildDreamInput, loadDreamPrompt } from './dream-prompt.js';
@@ -17,7 +17,31 @@ export const DREAM_DEFAULTS = { maxEntries: 20, maxIterations: 15, maxTotalToken
 const MAX_SAMPLE_LINES = 5;
 const MAX_SAMPLE_CHARS = 100;
 
+/** How a runner run ends (AgentRunner's StopReason: the wiring's `new AgentRunner(spec)` fails to compile if they drift). */
+export type DreamRunStop = 'completed' | 'max_iterations' | 'error' | 'aborted';
+
+/** What Dream needs of an agent runner: one tool-using model loop, run to its end. */
+export interface DreamRunner {
+  run(
+    messages: ChatMessage[],
+    options: { signal?: AbortSignal; toolContext: { sessionKey: string } },
+  ): Promise<{ stopReason: DreamRunStop; content: string; error?: { message: string } }>;
+}
+
+/**
+ * Makes the runner for one Dream run. The wiring passes `(spec) => new AgentRunner(spec)`: memory/ sits below
+ * agent/ and must not import the runner itself.
+ */
+export type DreamRunnerFactory = (spec: {
+  provider: LLMProvider;
+  model: string;
+  maxTokens: number;
+  tools: ToolRegistry;
+  maxIterations: number;
+}) => DreamRunner;
+
 export interface DreamOptions {
+  runner: DreamRunnerFactory;
   workspace: string;
   history: HistorySource;
   /** Defaults to the repository at `<workspace>/.git`. */
@@ -34,10 +58,9 @@ export interface DreamRunOptions {
   model: string;
   maxTokens: number;
   signal?: AbortSignal;
-  onEvent?: (event: RunnerEvent) => void;
 }
 
-export type DreamStopReason = StopReason | 'token_cap' | 'nothing_to_do' | 'busy';
+export type DreamStopReason = DreamRunStop | 'token_cap' | 'nothing_to_do' | 'busy';
 
 export interface DreamReport {
   stopReason: DreamStopReason;
@@ -92,7 +115,7 @@ export class Dream {
     await this.git.commitChanges('memory: edits made outside Dream');
 
     const budget = new TokenBudgetProvider(run.provider, this.options.maxTotalTokens ?? DREAM_DEFAULTS.maxTotalTokens);
-    const runner = new AgentRunner({
+    const runner = this.options.runner({
       provider: budget,
       model: run.model,
       maxTokens: run.maxTokens,
@@ -114,7 +137,6 @@ export class Dream {
     ];
     const result = await runner.run(messages, {
       ...(run.signal ? { signal: run.signal } : {}),
-      ...(run.onEvent ? { onEvent: run.onEvent } : {}),
       toolContext: { sessionKey: `dream:${now.getTime()}` },
     });
     const stopReason: DreamStopReason =

@@ -43,3 +43,11 @@ export function newSession(key: string, now = new Date()): Session {
   const at = now.toISOString();
   return { key, createdAt: at, updatedAt: at, metadata: {}, lastConsolidated: 0, messages: [] };
 }
+
+/** Work a session has going beyond one reply (subagents, a sustained goal): /stop ends it, /status reports it. */
+export interface SessionWork {
+  /** Lines for /status (none when idle). */
+  status(session: Session): string[];
+  /** Ends this work for the session; returns a sentence for the /stop reply, or undefined when nothing was running. */
+  stop(sessionKey: string): Promise<string | undefined>;
+}

@@ -4,10 +4,12 @@
  * create_goal only after the user typed `/goal <task>`, update_goal only while a goal is active.
  */
 import { z } from 'zod';
-import type { GoalAction, GoalResult } from '../agent/goals.js';
 import { defineTool, fail, ok, type ToolResult } from './types.js';
 
-/** What the tools need (Goals in src/agent/goals.ts). */
+export type GoalAction = 'complete' | 'cancel' | 'block' | 'replace';
+export type GoalResult = { ok: true; message: string } | { ok: false; error: string };
+
+/** What the tools need (Goals in src/agent/goals.ts implements it). */
 export interface GoalService {
   create(sessionKey: string | undefined, objective: string, uiSummary: string | undefined): GoalResult;
   update(

@@ -6,11 +6,11 @@
  * cut off, so it is fenced again.
  */
 import { z } from 'zod';
-import { stripRuntimeContext } from '../agent/context.js';
 import type { HistoryStore } from '../memory/history.js';
 import { messageText } from '../memory/tokens.js';
 import { BoundedRegex, RegexBudget, RegexTimeoutError } from '../security/bounded-regex.js';
 import { fenceUntrusted } from '../security/untrusted.js';
+import { stripRuntimeContext } from '../session/runtime-context.js';
 import type { SessionStore } from '../session/types.js';
 import { defineTool, fail, ok } from './types.js';
 

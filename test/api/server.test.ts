@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Agent, createAgent } from '../../src/agent/bootstrap.js';
 import { type ApiServer, startApiServer } from '../../src/api/server.js';
+import { type Agent, createAgent } from '../../src/app/agent.js';
 import { loadConfig } from '../../src/config/load.js';
 import { type FakeLLM, type FakeScriptStep, startFakeLLM } from '../helpers/fake-llm.js';
 

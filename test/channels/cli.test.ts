@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startGateway } from '../../src/app/gateway.js';
 import { formatCode, PairingStore } from '../../src/channels/pairing.js';
 import { loadConfig } from '../../src/config/load.js';
-import { type Gateway, startGateway } from '../../src/gateway/runtime.js';
+import type { Gateway } from '../../src/gateway/lifecycle.js';
 import { editConfig, runCli, tempHome } from '../cli/cli-helpers.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
 import { eventually } from './contract.js';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PairingStore } from '../../src/channels/pairing.js';
-import type { Gateway } from '../../src/gateway/runtime.js';
+import type { Gateway } from '../../src/gateway/lifecycle.js';
 import { createLogger } from '../../src/util/log.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
 import { healthOf, startChannelGateway, writeChannelConfig } from './gateway-harness.js';

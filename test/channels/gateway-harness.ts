@@ -7,8 +7,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type StartGatewayOptions, startGateway } from '../../src/app/gateway.js';
 import { loadConfig } from '../../src/config/load.js';
-import { type Gateway, type StartGatewayOptions, startGateway } from '../../src/gateway/runtime.js';
+import type { Gateway } from '../../src/gateway/lifecycle.js';
 import type { FakeLLM } from '../helpers/fake-llm.js';
 
 export interface ChannelHome {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { sanitizeForTerminal, toolHint } from '../../src/cli/render.js';
+import { toolHint } from '../../src/agent/tool-hint.js';
+import { sanitizeForTerminal } from '../../src/cli/render.js';
 
 describe('terminal output', () => {
   it('strips escape sequences a page could use to control the terminal, keeping newlines and tabs', () => {

@@ -9,7 +9,7 @@ import type { ChannelHealth } from '../../src/channels/manager.js';
 import { FAILURE_BACKOFF_MS, MAX_FAILURE_BACKOFF_MS } from '../../src/cron/job-state.js';
 import type { CronService } from '../../src/cron/service.js';
 import { CronError, type NewCronJob } from '../../src/cron/types.js';
-import type { GatewayContext } from '../../src/gateway/runtime.js';
+import type { GatewayContext } from '../../src/gateway/lifecycle.js';
 import { cronRunner } from '../../src/gateway/services.js';
 import { type Harness, makeHarness } from './helpers.js';
 

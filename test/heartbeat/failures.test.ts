@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ChannelHealth } from '../../src/channels/manager.js';
-import type { GatewayContext } from '../../src/gateway/runtime.js';
+import type { GatewayContext } from '../../src/gateway/lifecycle.js';
 import { heartbeatNotify, heartbeatTurn } from '../../src/gateway/services.js';
 import { type HeartbeatOptions, HeartbeatService } from '../../src/heartbeat/service.js';
 import { newSession } from '../../src/session/types.js';

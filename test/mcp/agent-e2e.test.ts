@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Agent, createAgent } from '../../src/agent/bootstrap.js';
+import { type Agent, createAgent } from '../../src/app/agent.js';
 import { loadConfig } from '../../src/config/load.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
 import { EVERYTHING, FILESYSTEM, waitFor } from './helpers.js';

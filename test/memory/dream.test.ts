@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import git from 'isomorphic-git';
 import { describe, expect, it } from 'vitest';
+import { AgentRunner } from '../../src/agent/runner.js';
 import { Dream, type DreamOptions } from '../../src/memory/dream.js';
 import { dreamCommand, dreamLogCommand, dreamRestoreCommand } from '../../src/memory/dream-commands.js';
 import { HistoryStore } from '../../src/memory/history.js';
@@ -13,7 +14,7 @@ const ADDED_FACT = '- garden-bot: new project (2026-05-01)';
 
 function setup(script: Scripted[], options: Partial<DreamOptions> = {}, workspace = makeWorkspace()) {
   const history = new HistoryStore(workspace).asDreamSource();
-  const dream = new Dream({ workspace, history, ...options });
+  const dream = new Dream({ workspace, history, runner: (spec) => new AgentRunner(spec), ...options });
   const provider = new FakeProvider(script);
   const runOptions = { provider, model: 'fake-model', maxTokens: 1000 };
   return { workspace, history, dream, provider, runOptions };

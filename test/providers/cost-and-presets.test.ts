@@ -15,7 +15,7 @@ import { runCron } from '../../src/cli/commands/cron.js';
 import { loadConfig } from '../../src/config/load.js';
 import { effectiveModel } from '../../src/config/model.js';
 import type { CronJob } from '../../src/cron/types.js';
-import type { GatewayContext } from '../../src/gateway/runtime.js';
+import type { GatewayContext } from '../../src/gateway/lifecycle.js';
 import { cronRunner } from '../../src/gateway/services.js';
 import { buildProvider } from '../../src/providers/chain.js';
 import { costOf, findPrice, withCost } from '../../src/providers/cost.js';

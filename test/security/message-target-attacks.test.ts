@@ -9,6 +9,7 @@ import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startGateway } from '../../src/app/gateway.js';
 import { ChatChannel } from '../../src/channels/chat-channel.js';
 import { emailSettingsSchema } from '../../src/channels/email/index.js';
 import { EmailPlatform } from '../../src/channels/email/platform.js';
@@ -17,7 +18,7 @@ import { type ChannelSettings, channelSettingsSchema } from '../../src/channels/
 import { telegramSettingsSchema } from '../../src/channels/telegram/index.js';
 import { TelegramPlatform } from '../../src/channels/telegram/platform.js';
 import { loadConfig } from '../../src/config/load.js';
-import { type Gateway, startGateway } from '../../src/gateway/runtime.js';
+import type { Gateway } from '../../src/gateway/lifecycle.js';
 import { silentLogger } from '../../src/util/log.js';
 import { eventually } from '../channels/contract.js';
 import { MemoryPlatform } from '../channels/memory-platform.js';

@@ -1,7 +1,7 @@
 /** /history [n]: the last n user/assistant exchanges of this conversation, as the user saw them. */
 import { contentText } from '../../memory/tokens.js';
 import type { ChatMessage } from '../../providers/types.js';
-import { stripRuntimeContext } from '../context.js';
+import { stripRuntimeContext } from '../../session/runtime-context.js';
 import { isGoalNudge } from '../goals.js';
 import { CONTINUE_AFTER_LENGTH } from '../prompts.js';
 import type { Command } from './types.js';

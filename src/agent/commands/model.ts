@@ -18,7 +18,7 @@ export function modelForSession(catalog: ModelCatalog, session: Session): ModelS
   return (preset !== undefined ? catalog.presets[preset] : undefined) ?? catalog.default;
 }
 
-/** Builds each preset's runner once (bootstrap's `runnerFor`): a runner is reused by every turn that needs it. */
+/** Builds each preset's runner once (`runnerFor` in src/app/agent.ts): a runner is reused by every turn that needs it. */
 export function memoizeByPreset<T>(build: (preset: string) => T): (preset: string) => T {
   const cache = new Map<string, T>();
   return (preset) => {

@@ -1,6 +1,8 @@
 /** Shapes shared by the command router, the built-in commands and the loop, and the `SlashCommand` adapter. */
 import type { ModelSettings } from '../../config/model.js';
-import type { Session, SessionStore } from '../../session/types.js';
+import type { Session, SessionStore, SessionWork } from '../../session/types.js';
+
+export type { SessionWork };
 
 /**
  * When a command runs. `priority` runs at once, even while a turn of the session is running (it must not wait
@@ -15,14 +17,6 @@ export interface ModelCatalog {
   default: ModelSettings;
   /** modelPresets by name, each already overlaid on the defaults (`effectiveModel(config, name)`). */
   presets: Record<string, ModelSettings>;
-}
-
-/** Work a session has going beyond one reply (subagents, a sustained goal): /stop ends it, /status reports it. */
-export interface SessionWork {
-  /** Lines for /status (none when idle). */
-  status(session: Session): string[];
-  /** Ends this work for the session; returns a sentence for the /stop reply, or undefined when nothing was running. */
-  stop(sessionKey: string): Promise<string | undefined>;
 }
 
 /** What the loop lets commands see and do. */

@@ -4,7 +4,7 @@
  */
 import { cronStorePath, readCronStore } from '../../cron/store.js';
 import type { CronJob, CronSchedule } from '../../cron/types.js';
-import type { GatewayContext, GatewayService } from '../../gateway/runtime.js';
+import type { GatewayContext, GatewayService } from '../../gateway/lifecycle.js';
 import { estimateTextTokens } from '../../memory/tokens.js';
 import type { Session, SessionStore } from '../../session/types.js';
 import type { StatusReport } from './frames.js';

@@ -3,8 +3,8 @@
  * its result), without the runtime block the agent appends to user messages.
  */
 import { basename } from 'node:path';
-import { stripRuntimeContext } from '../../agent/context.js';
 import type { ChatMessage, MessageContent } from '../../providers/types.js';
+import { stripRuntimeContext } from '../../session/runtime-context.js';
 import type { Session } from '../../session/types.js';
 import type { HistoryEntry, HistoryToolCall } from './frames.js';
 import { preview } from './turn-events.js';

@@ -3,15 +3,16 @@
  * without `-m` it is an interactive chat.
  */
 import { createInterface } from 'node:readline/promises';
-import { type Agent, createAgent } from '../../agent/bootstrap.js';
 import type { TurnOutput } from '../../agent/loop.js';
 import type { RunnerEvent } from '../../agent/runner.js';
+import { toolHint } from '../../agent/tool-hint.js';
+import { type Agent, createAgent } from '../../app/agent.js';
 import { secretsOf } from '../../security/secrets.js';
 import { errorMessage, UserError } from '../../util/errors.js';
 import { createLogger, type Logger, logFailure } from '../../util/log.js';
 import { installLastResort } from '../last-resort.js';
 import type { AgentFlags, GlobalOptions } from '../main.js';
-import { describeProviderError, renderMarkdown, rowsOf, sanitizeForTerminal, toolHint } from '../render.js';
+import { describeProviderError, renderMarkdown, rowsOf, sanitizeForTerminal } from '../render.js';
 import { setup } from '../setup.js';
 
 const EXIT_WORDS = new Set(['exit', 'quit', '/exit', '/quit', ':q']);

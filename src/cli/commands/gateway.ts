@@ -6,11 +6,12 @@ import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { createAgent } from '../../agent/bootstrap.js';
+import { createAgent } from '../../app/agent.js';
+import { startGateway } from '../../app/gateway.js';
 import { defaultConfigPath } from '../../config/load.js';
 import { CronService } from '../../cron/service.js';
+import { type Gateway, type GatewayContext, installSignalHandlers } from '../../gateway/lifecycle.js';
 import { createGatewayLogger } from '../../gateway/log-file.js';
-import { type Gateway, type GatewayContext, installSignalHandlers, startGateway } from '../../gateway/runtime.js';
 import { managerFor, planService, type ServiceManager } from '../../gateway/service.js';
 import {
   autoCompactService,

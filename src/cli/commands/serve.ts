@@ -1,7 +1,7 @@
 /** `nanobot serve`: the OpenAI-compatible API in the foreground, until SIGINT/SIGTERM. */
 import { join } from 'node:path';
-import { createAgent } from '../../agent/bootstrap.js';
 import { startApiServer } from '../../api/server.js';
+import { createAgent } from '../../app/agent.js';
 import { redactingLogger, secretsOf } from '../../security/secrets.js';
 import { UserError } from '../../util/errors.js';
 import { createLogger } from '../../util/log.js';

@@ -2,8 +2,8 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startGateway } from '../../../src/app/gateway.js';
 import { loadConfig } from '../../../src/config/load.js';
-import { startGateway } from '../../../src/gateway/runtime.js';
 import { encodeSessionKey } from '../../../src/session/jsonl-store.js';
 import { startFakeLLM } from '../../helpers/fake-llm.js';
 import { eventually } from '../contract.js';

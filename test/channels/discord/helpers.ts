@@ -1,5 +1,5 @@
 /** A gateway with the Discord channel enabled against the fake Discord and a fake LLM, in a throwaway data dir. */
-import type { Gateway } from '../../../src/gateway/runtime.js';
+import type { Gateway } from '../../../src/gateway/lifecycle.js';
 import { type FakeLLM, startFakeLLM } from '../../helpers/fake-llm.js';
 import { type ChannelHome, healthOf, startChannelGateway, writeChannelConfig } from '../gateway-harness.js';
 import { type FakeDiscord, startFakeDiscord } from './fake-discord.js';

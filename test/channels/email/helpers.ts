@@ -1,7 +1,7 @@
 /** A gateway with the email channel enabled against a mail world and a fake LLM, in a throwaway data dir. */
 import { ImapFlow } from 'imapflow';
 import { expect } from 'vitest';
-import type { Gateway } from '../../../src/gateway/runtime.js';
+import type { Gateway } from '../../../src/gateway/lifecycle.js';
 import { createLogger } from '../../../src/util/log.js';
 import { type FakeLLM, startFakeLLM } from '../../helpers/fake-llm.js';
 import { eventually } from '../contract.js';

@@ -2,7 +2,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Gateway } from '../../../src/gateway/runtime.js';
+import type { Gateway } from '../../../src/gateway/lifecycle.js';
 import { type FakeLLM, startFakeLLM } from '../../helpers/fake-llm.js';
 import { eventually } from '../contract.js';
 import { healthOf, startChannelGateway, writeChannelConfig } from '../gateway-harness.js';

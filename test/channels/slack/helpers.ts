@@ -1,6 +1,6 @@
 /** A gateway with the Slack channel enabled against the fake Slack and a fake LLM, in a throwaway data dir. */
 import { expect } from 'vitest';
-import type { Gateway } from '../../../src/gateway/runtime.js';
+import type { Gateway } from '../../../src/gateway/lifecycle.js';
 import { type FakeLLM, startFakeLLM } from '../../helpers/fake-llm.js';
 import { eventually } from '../contract.js';
 import { healthOf, startChannelGateway, writeChannelConfig } from '../gateway-harness.js';

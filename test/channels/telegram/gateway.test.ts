@@ -2,9 +2,9 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startGateway } from '../../../src/app/gateway.js';
 import { PairingStore } from '../../../src/channels/pairing.js';
 import { loadConfig } from '../../../src/config/load.js';
-import { startGateway } from '../../../src/gateway/runtime.js';
 import { startFakeLLM } from '../../helpers/fake-llm.js';
 import { eventually } from '../contract.js';
 import { startFakeBotApi } from './fake-bot-api.js';

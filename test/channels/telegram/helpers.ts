@@ -1,5 +1,5 @@
 /** A gateway with the Telegram channel enabled against the fake Bot API and a fake LLM, in a throwaway data dir. */
-import type { Gateway } from '../../../src/gateway/runtime.js';
+import type { Gateway } from '../../../src/gateway/lifecycle.js';
 import { type FakeLLM, startFakeLLM } from '../../helpers/fake-llm.js';
 import { type ChannelHome, healthOf, startChannelGateway, writeChannelConfig } from '../gateway-harness.js';
 import { type FakeBotApi, startFakeBotApi } from './fake-bot-api.js';

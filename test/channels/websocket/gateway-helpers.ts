@@ -4,8 +4,9 @@ import { mkdir, mkdtemp, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startGateway } from '../../../src/app/gateway.js';
 import { loadConfig } from '../../../src/config/load.js';
-import { type Gateway, startGateway } from '../../../src/gateway/runtime.js';
+import type { Gateway } from '../../../src/gateway/lifecycle.js';
 import { type FakeLLM, type FakeScriptStep, startFakeLLM } from '../../helpers/fake-llm.js';
 
 export interface WebUiGateway {

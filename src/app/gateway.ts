@@ -3,47 +3,27 @@
  * services on one shared MessageBus, plus config hot reload and a bounded graceful shutdown.
  */
 import { join } from 'node:path';
-import { type Agent, type CreateAgentOptions, createAgent } from '../agent/bootstrap.js';
 import { MessageBus } from '../bus/message-bus.js';
 import type { Channel } from '../channels/channel.js';
-import { type BackoffOptions, type ChannelHealth, ChannelManager } from '../channels/manager.js';
+import { type BackoffOptions, ChannelManager } from '../channels/manager.js';
 import { PairingStore } from '../channels/pairing.js';
 import { pairingChatCommand } from '../channels/pairing-command.js';
 import { buildEnabledChannels } from '../channels/registry.js';
 import { OutboundRouter } from '../channels/router.js';
 import { bindWebUi } from '../channels/websocket/backend.js';
 import { type LoadedConfig, loadConfig } from '../config/load.js';
+import { type ConfigWatcher, watchConfigFile } from '../gateway/config-watch.js';
+import { DeliveryTracker } from '../gateway/deliveries.js';
+import { Dispatcher, type DispatcherSettings } from '../gateway/dispatcher.js';
+import { type HealthServer, startHealthServer } from '../gateway/health.js';
+import { limitHeapGrowth } from '../gateway/heap.js';
+import type { Gateway, GatewayContext, GatewayServiceSpec } from '../gateway/lifecycle.js';
+import { isProcessAlive, logFilePath, readState, removeState, writeState } from '../gateway/state-file.js';
 import { redactingLogger, secretsOf } from '../security/secrets.js';
 import { DeliveryLog } from '../session/delivery.js';
 import { errorMessage, UserError } from '../util/errors.js';
 import { type Logger, logFailure, silentLogger } from '../util/log.js';
-import { type ConfigWatcher, watchConfigFile } from './config-watch.js';
-import { DeliveryTracker } from './deliveries.js';
-import { Dispatcher, type DispatcherSettings } from './dispatcher.js';
-import { type HealthServer, startHealthServer } from './health.js';
-import { limitHeapGrowth } from './heap.js';
-import { isProcessAlive, logFilePath, readState, removeState, writeState } from './state-file.js';
-
-/** A background service (cron, heartbeat, auto-compaction…) that lives as long as the gateway. */
-export interface GatewayService {
-  readonly name?: string;
-  start(): void;
-  /** Stops taking new work and ends what runs; bounded by the shutdown budget. */
-  stop(): Promise<void>;
-}
-
-/** What a service factory gets: the shared bus and the live agent/config (both change on a reload). */
-export interface GatewayContext {
-  bus: MessageBus;
-  dispatcher: Dispatcher;
-  agent(): Agent;
-  loaded(): LoadedConfig;
-  log: Logger;
-  /** The channels this gateway runs and their state (what `/health` shows). */
-  channels(): Record<string, ChannelHealth>;
-}
-
-export type GatewayServiceSpec = GatewayService | ((context: GatewayContext) => GatewayService);
+import { type Agent, type CreateAgentOptions, createAgent } from './agent.js';
 
 export interface StartGatewayOptions {
   loaded: LoadedConfig;
@@ -71,21 +51,6 @@ export interface StartGatewayOptions {
   onReload?: (loaded: LoadedConfig) => void | Promise<void>;
   /** Keep the V8 heap near its live size (src/gateway/heap.ts); default true. */
   limitHeapGrowth?: boolean;
-}
-
-export interface Gateway {
-  bus: MessageBus;
-  dispatcher: Dispatcher;
-  host: string;
-  port: number;
-  agent(): Agent;
-  loaded(): LoadedConfig;
-  /** Re-reads the config and applies it; false when the edit was invalid (the old config stays). */
-  reload(): Promise<boolean>;
-  /** Stops taking messages, drains turns (≤ 8 s), stops everything and removes the state file. Idempotent. */
-  shutdown(reason?: string): Promise<void>;
-  /** Resolves when shutdown has finished. */
-  closed: Promise<void>;
 }
 
 export const DRAIN_TIMEOUT_MS = 8_000;
@@ -324,45 +289,6 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     reload,
     shutdown,
     closed,
-  };
-}
-
-export interface SignalHandlerOptions {
-  log?: Logger;
-  exit?: (code: number) => void;
-  /** A shutdown that takes longer than this exits anyway (code 1). */
-  hardDeadlineMs?: number;
-}
-
-/** SIGINT/SIGTERM: graceful shutdown then exit 0; a second signal or the deadline exits at once. Returns an undo. */
-export function installSignalHandlers(gateway: Gateway, options: SignalHandlerOptions = {}): () => void {
-  const exit = options.exit ?? ((code: number) => process.exit(code));
-  const log = options.log ?? silentLogger;
-  let received = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (received) {
-      log.warn(`gateway: second ${signal}; exiting without waiting`);
-      exit(1);
-      return;
-    }
-    received = true;
-    setTimeout(() => {
-      log.error('gateway: shutdown did not finish in time; exiting');
-      exit(1);
-    }, options.hardDeadlineMs ?? 9_500).unref();
-    gateway.shutdown(signal).then(
-      () => exit(0),
-      (err: unknown) => {
-        log.error(`gateway: shutdown failed: ${errorMessage(err)}`);
-        exit(1);
-      },
-    );
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  return () => {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
   };
 }
 

@@ -2,6 +2,16 @@
  * Wires an AgentLoop from a loaded config: provider, tools, sessions, context. Shared by every surface.
  */
 import { join } from 'node:path';
+import type { Agent } from '../agent/agent.js';
+import { goalCommand } from '../agent/commands/goal.js';
+import { type ModelCatalog, memoizeByPreset } from '../agent/commands/index.js';
+import { skillCommand } from '../agent/commands/skill.js';
+import { ContextBuilder } from '../agent/context.js';
+import { type FollowUpMode, followUpSink } from '../agent/follow-ups.js';
+import { Goals } from '../agent/goals.js';
+import { AgentLoop, type SlashCommand } from '../agent/loop.js';
+import { AgentRunner } from '../agent/runner.js';
+import { SubagentManager, subagentSystemPrompt, subagentToolRegistry } from '../agent/subagents.js';
 import { MessageBus } from '../bus/message-bus.js';
 import type { LoadedConfig } from '../config/load.js';
 import { effectiveModel, type ModelSettings } from '../config/model.js';
@@ -30,33 +40,8 @@ import { createWebFetchTool, createWebSearchTool } from '../tools/web/index.js';
 import { UserError } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import { BUILTIN_SKILLS, WORKSPACE_TEMPLATES } from '../util/paths.js';
-import { goalCommand } from './commands/goal.js';
-import { type ModelCatalog, memoizeByPreset } from './commands/index.js';
-import { skillCommand } from './commands/skill.js';
-import { ContextBuilder } from './context.js';
-import { type FollowUpMode, followUpSink } from './follow-ups.js';
-import { Goals } from './goals.js';
-import { AgentLoop, type SlashCommand } from './loop.js';
-import { AgentRunner } from './runner.js';
-import { SubagentManager, subagentSystemPrompt, subagentToolRegistry } from './subagents.js';
 
-export interface Agent {
-  loop: AgentLoop;
-  model: ModelSettings;
-  provider: LLMProvider;
-  tools: ToolRegistry;
-  sessions: JsonlSessionStore;
-  /** Outbound messages the agent sends on its own (the `message` tool) arrive here. */
-  bus: MessageBus;
-  /** Summarises old turns into history.jsonl (the gateway's idle auto-compaction uses it too). */
-  consolidator: Consolidator;
-  /** Background tasks started with the `spawn` tool. */
-  subagents: SubagentManager;
-  /** The configured MCP servers and their state; absent when none are configured. */
-  mcp?: McpManager;
-  /** Ends background exec sessions, any command still running and the MCP servers; call before the process exits. */
-  shutdown(): Promise<void>;
-}
+export type { Agent };
 
 export interface CreateAgentOptions {
   log?: Logger;
@@ -108,7 +93,14 @@ function dreamCommands(
         import('../memory/dream.js'),
         import('../memory/dream-commands.js'),
       ]);
-      return { ...commands, dream: new Dream({ workspace, history: history.asDreamSource() }) };
+      return {
+        ...commands,
+        dream: new Dream({
+          workspace,
+          history: history.asDreamSource(),
+          runner: (spec) => new AgentRunner(spec),
+        }),
+      };
     })();
     return loaded;
   };
