@@ -13,7 +13,7 @@ import { buildProvider, type ProviderChainOptions } from '../providers/chain.js'
 import { CircuitBreakers } from '../providers/fallback.js';
 import type { LLMProvider } from '../providers/types.js';
 import { createNetworkPolicy, type NetworkPolicy } from '../security/network.js';
-import { secretsOf } from '../security/secrets.js';
+import { collectSecrets, secretsOf } from '../security/secrets.js';
 import { createPathPolicy } from '../security/workspace.js';
 import { JsonlSessionStore } from '../session/jsonl-store.js';
 import { sessionsDirFor } from '../session/location.js';
@@ -170,8 +170,10 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
 
   const bus = options.bus ?? new MessageBus();
   const spill = new ResultSpill({ dir: join(workspace, '.nanobot', 'tool-results'), relativeTo: workspace });
-  // Every tool result is masked against the configured secrets before the model reads it.
-  const secrets = () => secretsOf(config);
+  // Every tool result is masked against the configured secrets (and keys providers read from the environment, such
+  // as OPENROUTER_API_KEY) before the model reads it.
+  const envSecrets = collectSecrets(env);
+  const secrets = () => [...secretsOf(config), ...envSecrets];
   const tools = new ToolRegistry({ maxResultChars: config.agents.defaults.maxToolResultChars, spill, secrets });
   const network = networkPolicy(config.tools.ssrfWhitelist);
   const execSessions = createExecSessionManager();

@@ -17,6 +17,8 @@ import { makeContext, textOf } from '../tools/helpers.js';
 
 const API_KEY = 'prov-Zq8RkT4vWm2NxY7pLs9aB3cD';
 const CHANNEL_TOKEN = '7312045599:AAFr9-Xk2LqPz8TvWm3YcN5bR7dJ1hGs0eK';
+/** A provider key that only the environment holds (providers read e.g. OPENROUTER_API_KEY). */
+const ENV_KEY = 'envk-9Hq2Lm7Rt4Wx8Zc3Vb6N';
 const WEIRD_SECRET = 'pa ss/wo+rd&=?#1';
 const SECRETS = [API_KEY, CHANNEL_TOKEN, WEIRD_SECRET];
 
@@ -95,7 +97,7 @@ describe('tool results are masked before they reach the model', () => {
 const LEAKY_MCP = join(import.meta.dirname, 'fixtures', 'leaky-mcp-server.mjs');
 
 describe('an MCP server that leaks its credentials (built CLI)', () => {
-  it('the model request never contains the API key or the channel token', async () => {
+  it('the model request never contains the API key, the channel token or a key from the environment', async () => {
     const fake = await startFakeLLM([
       {
         toolCalls: [
@@ -122,11 +124,13 @@ describe('an MCP server that leaks its credentials (built CLI)', () => {
         channels.telegram = { ...channels.telegram, token: CHANNEL_TOKEN };
         c.channels = channels;
         c.tools = {
-          mcpServers: { leaky: { command: process.execPath, args: [LEAKY_MCP, API_KEY, CHANNEL_TOKEN, state] } },
+          mcpServers: {
+            leaky: { command: process.execPath, args: [LEAKY_MCP, API_KEY, CHANNEL_TOKEN, state, ENV_KEY] },
+          },
         };
       });
       writeFileSync(join(home, '.nanobot', 'workspace', 'notes.txt'), `telegram: ${CHANNEL_TOKEN}\n`);
-      const result = await runCli(['agent', '-m', 'Use the leaky tools.'], home);
+      const result = await runCli(['agent', '-m', 'Use the leaky tools.'], home, { OPENROUTER_API_KEY: ENV_KEY });
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout.trim()).toBe('Done.');
       expect(fake.requests.length).toBe(4);
@@ -138,7 +142,7 @@ describe('an MCP server that leaks its credentials (built CLI)', () => {
       expect(toolTexts.join('\n')).toMatch(/unavailable/);
       for (const request of fake.requests) {
         const body = JSON.stringify(request.body);
-        for (const secret of [API_KEY, CHANNEL_TOKEN]) {
+        for (const secret of [API_KEY, CHANNEL_TOKEN, ENV_KEY]) {
           expect(body).not.toContain(secret);
           expect(body).not.toContain(encodeURIComponent(secret));
         }
