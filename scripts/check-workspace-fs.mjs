@@ -74,7 +74,9 @@ const ALLOWED = {
     'writes inside a withContainedDirectory anchor (fd-anchored, checked at write time)',
   'src/tools/exec-process.ts': 'finds /bin/bash',
   'src/tools/exec.ts': 'stats the policy-resolved working directory; the command itself runs sandboxed',
-  'src/tools/filesystem/apply-patch.ts': 'stats to word errors; deletes inside a withContainedDirectory anchor',
+  'src/tools/filesystem/apply-patch.ts':
+    'stat/lstat only word plan errors (reads go through readContained); the rollback removes the new file inside a ' +
+    'withContainedDirectory anchor and created directories with checked-open removeCheckedEmptyDir',
   'src/tools/filesystem/list-dir.ts': 'reads directories through checked-open anchors; a stat words errors',
   'src/tools/filesystem/read-file.ts': 'reads the fd openCheckedFile opened; a stat words errors',
   'src/tools/filesystem/write-file.ts': 'a stat words the answer; the write goes through withContainedDirectory',

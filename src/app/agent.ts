@@ -23,6 +23,7 @@ import { buildProvider, type ProviderChainOptions } from '../providers/chain.js'
 import { CircuitBreakers } from '../providers/fallback.js';
 import type { LLMProvider } from '../providers/types.js';
 import { createNetworkPolicy, type NetworkPolicy } from '../security/network.js';
+import { collectSecrets, secretsOf } from '../security/secrets.js';
 import { createPathPolicy } from '../security/workspace.js';
 import { JsonlSessionStore } from '../session/jsonl-store.js';
 import { sessionsDirFor } from '../session/location.js';
@@ -161,7 +162,11 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
 
   const bus = options.bus ?? new MessageBus();
   const spill = new ResultSpill({ dir: join(workspace, '.nanobot', 'tool-results'), relativeTo: workspace });
-  const tools = new ToolRegistry({ maxResultChars: config.agents.defaults.maxToolResultChars, spill });
+  // Every tool result is masked against the configured secrets (and keys providers read from the environment, such
+  // as OPENROUTER_API_KEY) before the model reads it.
+  const envSecrets = collectSecrets(env);
+  const secrets = () => [...secretsOf(config), ...envSecrets];
+  const tools = new ToolRegistry({ maxResultChars: config.agents.defaults.maxToolResultChars, spill, secrets });
   const network = networkPolicy(config.tools.ssrfWhitelist);
   const execSessions = createExecSessionManager();
   const exec = config.tools.exec;
@@ -286,7 +291,7 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
     limits: () => ({ maxRounds: defaults.goalMaxRounds, maxTokens: defaults.goalMaxTokens }),
   });
   for (const tool of createGoalTools(goals)) tools.register(tool);
-  const subagentTools = subagentToolRegistry(tools, { maxResultChars: defaults.maxToolResultChars, spill });
+  const subagentTools = subagentToolRegistry(tools, { maxResultChars: defaults.maxToolResultChars, spill, secrets });
   const subagents: SubagentManager = new SubagentManager({
     sessions,
     createRunner: ({ temperature }) =>

@@ -114,3 +114,19 @@ export function policyCheck(policy: PathPolicy, access: PathAccess): RealPathChe
     return verdict.path === realPath ? true : `Error: '${realPath}' changed while it was being opened.`;
   };
 }
+
+/**
+ * Removes the empty directory `dirPath` through its opened, checked parent (rmdir never follows the last component),
+ * so a parent swapped for a symlink after a check cannot make it remove a directory elsewhere. A directory that is
+ * gone already is fine; one that is not empty stays.
+ */
+export function removeCheckedEmptyDir(dirPath: string, check: RealPathCheck): void {
+  const absolute = path.resolve(dirPath);
+  withCheckedDirectory(path.dirname(absolute), check, (parent) => {
+    try {
+      fs.rmdirSync(`${parent.anchor}/${path.basename(absolute)}`);
+    } catch (error) {
+      if (errorCode(error) !== 'ENOENT') throw error;
+    }
+  });
+}

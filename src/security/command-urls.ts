@@ -3,6 +3,8 @@
  * judgement is network.ts's (blockedRangeOf / the policy's whitelist, through findBlockedUrlsInText); this file only
  * finds the hosts: URLs and host:port text anywhere, plus the arguments of network clients (`nc 0 8080`, `curl 127.1`).
  */
+
+import { collectAssignments, expandAssigned } from './exec-expand.js';
 import {
   type BlockedUrlInText,
   findBlockedUrlsInText,
@@ -48,14 +50,22 @@ function hostsOfArgument(arg: string): string[] {
   return hosts.filter((host): host is string => host !== undefined);
 }
 
-/** Hosts named as arguments of network clients (`nc 0 8080`, `curl 127.1`, `ssh root@0x7f.1`), nested shells too. */
-function networkClientHosts(command: string, depth = 0): { raw: string; host: string }[] {
+/**
+ * Hosts named as arguments of network clients (`nc 0 8080`, `curl 127.1`, `ssh root@0x7f.1`), nested shells too,
+ * after the exec guard's own expansion of the variables the command line assigns (`u=127.1; curl $u:80`). Words the
+ * expansion changed are also collected in `expanded`, for the URL text check.
+ */
+function networkClientHosts(command: string, expanded: string[], depth = 0): { raw: string; host: string }[] {
   const hosts: { raw: string; host: string }[] = [];
-  for (const segment of parseShellCommand(command)) {
-    const words = segment.words.map((word) => word.value);
+  const segments = parseShellCommand(command);
+  const assignments = collectAssignments(segments, new Map());
+  for (const segment of segments) {
+    const words = expandAssigned(segment.words, assignments).map((word) => word.value);
+    const original = new Set(segment.words.map((word) => word.value));
+    expanded.push(...words.filter((word) => !original.has(word)));
     const at = words.findIndex((word) => NETWORK_CLIENTS.has(word.slice(word.lastIndexOf('/') + 1).toLowerCase()));
     for (const [i, word] of words.entries()) {
-      if (/\s/.test(word.trim()) && depth < 4) hosts.push(...networkClientHosts(word, depth + 1));
+      if (/\s/.test(word.trim()) && depth < 4) hosts.push(...networkClientHosts(word, expanded, depth + 1));
       if (at === -1 || i <= at || (word.startsWith('-') && !word.includes('='))) continue;
       for (const host of hostsOfArgument(word)) hosts.push({ raw: word, host });
     }
@@ -68,8 +78,10 @@ export function findBlockedHostsInCommand(
   command: string,
   policy?: Pick<NetworkPolicy, 'checkAddress'>,
 ): BlockedUrlInText[] {
-  const found = findBlockedUrlsInText(command, policy);
-  for (const { raw, host } of networkClientHosts(command)) {
+  const expanded: string[] = [];
+  const clientHosts = networkClientHosts(command, expanded);
+  const found = findBlockedUrlsInText([command, ...expanded].join('\n'), policy);
+  for (const { raw, host } of clientHosts) {
     // One classifier: each host goes through the same text check as a URL would.
     const [hit] = findBlockedUrlsInText(`http://${host}/`, policy);
     if (hit && !found.some((entry) => entry.url === raw)) found.push({ url: raw, reason: hit.reason });

@@ -9,15 +9,30 @@ export const ASSIGNMENT_WORD = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s;
 const DECLARATION = new Set(['export', 'declare', 'typeset', 'local', 'readonly']);
 const VARIABLE_REFERENCE = /\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g;
 
-/** Values of `NAME=value` segments (plain or after export/declare/local/readonly). */
+/**
+ * Values of `NAME=value` segments (plain or after export/declare/local/readonly). A nameref (`declare -n r=c`) is
+ * kept as `r` = `${c}`, so `$r` expands to whatever `c` holds, and an assignment to `r` sets `c`.
+ */
 export function collectAssignments(segments: ShellSegment[], into: Map<string, string>): Map<string, string> {
   const result = new Map(into);
+  const namerefs = new Map<string, string>();
   for (const segment of segments) {
     let words = segment.words.map((word) => word.value);
-    if (DECLARATION.has(words[0] ?? '')) words = words.slice(1).filter((word) => !word.startsWith('-'));
+    let nameref = false;
+    if (DECLARATION.has(words[0] ?? '')) {
+      nameref = words.some((word) => /^-[a-zA-Z]*n[a-zA-Z]*$/.test(word));
+      words = words.slice(1).filter((word) => !word.startsWith('-'));
+    }
     const pairs = words.map((word) => ASSIGNMENT_WORD.exec(word));
     if (pairs.length === 0 || pairs.some((pair) => pair === null)) continue;
-    for (const pair of pairs) if (pair) result.set(pair[1] as string, pair[2] as string);
+    for (const pair of pairs) {
+      if (!pair) continue;
+      const [name, value] = [pair[1] as string, pair[2] as string];
+      if (nameref && /^[A-Za-z_]\w*$/.test(value)) {
+        namerefs.set(name, value);
+        result.set(name, `\${${value}}`);
+      } else result.set(namerefs.get(name) ?? name, value);
+    }
   }
   return result;
 }
@@ -31,6 +46,17 @@ export function splitter(assignments: Map<string, string>): RegExp {
 
 /** `${NAME:-word}` / `${NAME-word}` with NAME unset, and `$NAME` / `${NAME}` the command line assigned. */
 function substituteVariables(value: string, assignments: Map<string, string>): string {
+  // A few rounds, for namerefs (`$r` is `${c}`, which is `rm`); a self-reference stops at the bound.
+  let out = value;
+  for (let round = 0; round < 4; round++) {
+    const next = substituteOnce(out, assignments);
+    if (next === out) break;
+    out = next;
+  }
+  return out;
+}
+
+function substituteOnce(value: string, assignments: Map<string, string>): string {
   return value
     .replace(/\$\{([A-Za-z_]\w*):?[-=]([^}]*)\}/g, (_match, name: string, fallback: string) =>
       assignments.has(name) ? (assignments.get(name) as string) : fallback,

@@ -5,6 +5,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { carriedCommands, spawnLoopReason } from './exec-carried.js';
 import {
   builtInDenyReason,
   isStdinShell,
@@ -161,6 +162,17 @@ function checkSegments(segments: ShellSegment[], script: string, outer: GuardCon
     if (context.checkDeny) {
       const hidden = checkIndirection(segments, index, simple, context, nesting);
       if (!hidden.ok) return hidden;
+    }
+
+    if (context.checkDeny) {
+      const spawnLoop = spawnLoopReason(segments, index);
+      if (spawnLoop) return blocked(spawnLoop, segment.raw);
+    }
+    // `awk 'BEGIN{system("…")}'`, `git -c core.pager=…`, `GIT_SSH_COMMAND=…`: a command line run on its behalf.
+    for (const carried of carriedCommands(words)) {
+      if (nesting >= 8) return blocked('commands nested too deeply to check', segment.raw);
+      const inner = checkNestedScript(carried, context, nesting + 1);
+      if (!inner.ok) return inner;
     }
 
     const nested = nestedCommands(words, segment.heredocs, segment.redirects);

@@ -4,6 +4,7 @@
  * exceptions all come back as error results the model can read and recover from.
  */
 import type { ContentPart, ToolCall, ToolDefinition } from '../providers/types.js';
+import { redactSecrets } from '../security/secrets.js';
 import type { ResultSpill } from './result-spill.js';
 import {
   applyAliases,
@@ -25,6 +26,12 @@ export interface ToolRegistryOptions {
   maxResultChars?: number;
   /** Where over-long successful text results are saved in full (the model gets a preview and the path). */
   spill?: ResultSpill;
+  /**
+   * The configured secret values (API keys, channel tokens…), asked for on each call. Every result — text, error,
+   * exception — is masked against them and the known secret shapes before the model reads it (a failing MCP server
+   * may quote its token or print it to stderr). Without it results pass unmasked (unit tests, internal registries).
+   */
+  secrets?: () => Iterable<string>;
 }
 
 interface RegisteredTool {
@@ -39,11 +46,13 @@ export class ToolRegistry {
   private readonly tools = new Map<string, RegisteredTool>();
   private readonly maxResultChars: number;
   private readonly spill: ResultSpill | undefined;
+  private readonly secrets: (() => Iterable<string>) | undefined;
   private cachedDefinitions: ToolDefinition[] | undefined;
 
   constructor(options: ToolRegistryOptions = {}) {
     this.maxResultChars = options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS;
     this.spill = options.spill;
+    this.secrets = options.secrets;
   }
 
   /** Adds a tool; a second tool with the same name is a programmer error. */
@@ -112,13 +121,14 @@ export class ToolRegistry {
       return this.errorResult(`Error: Invalid parameters for tool '${name}': ${detail}`);
     }
 
-    let result: ToolResult;
+    let raw: ToolResult;
     try {
-      result = await entry.tool.execute(validation.data, ctx);
+      raw = await entry.tool.execute(validation.data, ctx);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       return this.errorResult(`Error executing ${name}: ${message}`);
     }
+    const result = { ...raw, content: this.redact(raw.content) };
     if (result.isError) return this.errorResult(result.content);
     // read_file pages by itself (offset/limit); saving its output would only produce another file to page through.
     const text = typeof result.content === 'string' && name !== 'read_file' ? result.content : undefined;
@@ -129,8 +139,16 @@ export class ToolRegistry {
     return { ...result, content: this.truncate(result.content) };
   }
 
+  /** Masks configured secrets and secret shapes in every text (before truncation, so no cut half survives). */
+  private redact(content: string | ContentPart[]): string | ContentPart[] {
+    if (!this.secrets) return content;
+    const secrets = [...this.secrets()];
+    if (typeof content === 'string') return redactSecrets(content, secrets);
+    return content.map((part) => (part.type === 'text' ? { ...part, text: redactSecrets(part.text, secrets) } : part));
+  }
+
   private errorResult(content: string | ContentPart[]): ToolResult {
-    const truncated = this.truncate(content);
+    const truncated = this.truncate(this.redact(content));
     if (typeof truncated === 'string') {
       const text = truncated.startsWith('Error') ? truncated : `Error: ${truncated}`;
       return { content: text.endsWith(ERROR_RECOVERY_HINT) ? text : text + ERROR_RECOVERY_HINT, isError: true };

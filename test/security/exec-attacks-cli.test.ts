@@ -61,7 +61,10 @@ describe('nanobot agent -m: a hostile model calling exec with the attack corpus'
       name: 'exec',
       arguments: { command, timeout: 5 },
     }));
-    fake = await startFakeLLM([{ toolCalls: calls }, { text: 'done' }]);
+    // In steps below tools.maxCallsPerResponse (100), so every attack really reaches the guard.
+    const steps = [];
+    for (let i = 0; i < calls.length; i += 90) steps.push({ toolCalls: calls.slice(i, i + 90) });
+    fake = await startFakeLLM([...steps, { text: 'done' }]);
     editConfig(home, (c) => {
       c.agents.defaults.provider = 'custom';
       c.agents.defaults.model = 'test-model';

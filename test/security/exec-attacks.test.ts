@@ -62,6 +62,28 @@ const LEGITIMATE = [
   `python3 -c 'import shutil; shutil.copytree("a", "b")'`,
   'read -r name < name.txt; echo "hello $name"',
   'strace -f -o trace.txt ls',
+  // Near the red team F6/F7 classes, and ordinary.
+  "awk '{ print $1 }' data.txt",
+  `awk 'BEGIN { system("ls -la") }'`,
+  `awk '{ print $0 | "sort" }' data.txt`,
+  `perl -e 'system("git", "status")'`,
+  "perl -ne 'print if /rm -f/' log.txt",
+  `python3 -c 'import subprocess; subprocess.run(["git", "status"])'`,
+  `python3 -c 'import os; os.system("ls -la")'`,
+  `python3 -c 'import os; pid = os.fork(); print(pid)'`,
+  `ruby -e 'system("ls")'`,
+  `node -e "require('child_process').execSync('git status')"`,
+  'git -c core.pager=less log',
+  "git -c core.pager='less -R' log",
+  'git -c user.name=bot commit -m "rm -rf is dangerous"',
+  'GIT_PAGER=cat git log',
+  'GIT_SSH_COMMAND="ssh -i key" git fetch',
+  'declare -n r=c; c=ls; $r -la',
+  "find . -name '*.png' | xargs -P0 -n1 optipng",
+  'yes | head -n 3',
+  'yes | xargs -n1 -P4 echo | head',
+  "find . -name '*.tmp' -delete",
+  'u=example.com; curl https://$u/',
 ];
 
 function check(command: string) {

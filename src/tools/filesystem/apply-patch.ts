@@ -7,6 +7,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { policyCheck, removeCheckedEmptyDir } from '../../security/checked-open.js';
 import { type PathPolicy, realpathNearest, withContainedDirectory } from '../../security/workspace.js';
 import { defineTool, fail, ok, type ToolResult } from '../types.js';
 import { readContained, writeFileContained } from './contained-write.js';
@@ -213,7 +214,13 @@ async function rollBack(policy: PathPolicy, written: WrittenFile[]): Promise<str
         await withContainedDirectory(policy, path.dirname(file.realPath), (dir) =>
           fs.rm(path.join(dir.anchor, path.basename(file.realPath)), { force: true }),
         );
-        for (const created of [...createdDirs].reverse()) await fs.rmdir(created).catch(() => undefined);
+        // Through each opened, re-checked parent: a parent swapped for a symlink since is refused, not followed.
+        // Best effort: a directory the sandbox filled or moved meanwhile stays (the file itself is gone).
+        for (const created of [...createdDirs].reverse()) {
+          try {
+            removeCheckedEmptyDir(created, policyCheck(policy, 'write'));
+          } catch {}
+        }
       }
     } catch (error) {
       unrestored.push(`${file.display} (${errorText(error)})`);
