@@ -89,7 +89,9 @@ describe('WebSocket channel: only the whole token opens the door', () => {
     }
     expect(await refusal(connect(port, { token }))).toBe(101);
     // Past the token check (this bare channel has no session store behind /api, hence no 200).
-    expect([401, 429]).not.toContain((await rawRequest(port, '/api/sessions', { authorization: `Bearer ${token}` })).status);
+    expect([401, 429]).not.toContain(
+      (await rawRequest(port, '/api/sessions', { authorization: `Bearer ${token}` })).status,
+    );
   });
 });
 
