@@ -145,9 +145,8 @@ describe('Consolidator', () => {
     const expectedCalls = Math.ceil(turnsToDrop / Math.floor(budget / TURN_TOKENS));
     expect(expectedCalls).toBeGreaterThan(1);
 
-    const started = performance.now();
+    // Speed is bench/'s business; the call count below is what keeps the work linear.
     const report = await consolidator.maybeConsolidate(session, { mode: 'blocking' });
-    expect(performance.now() - started).toBeLessThan(3_000);
     expect(report.llmCalls).toBe(expectedCalls);
     expect(report.rawArchives).toBe(0);
     expect(report.tokensAfter).toBeLessThanOrEqual(budget * 0.5);
