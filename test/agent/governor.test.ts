@@ -210,7 +210,7 @@ describe('tool-result budget', () => {
     if (!Array.isArray(content)) throw new Error('a multi-part result stays multi-part');
     expect(content[1]).toEqual(image);
     const part = content[0];
-    expect(part?.type === 'text' && part.text).toMatch(/^A{700}\n\n\[… 19000 characters cut[^]*\n\nZ{300}$/);
+    expect(part?.type === 'text' && part.text).toMatch(/^A{700}\n\n\[… 19000 characters cut[\s\S]*\n\nZ{300}$/);
     expect(report.truncatedResults).toBe(1);
   });
 
@@ -224,7 +224,7 @@ describe('tool-result budget', () => {
     const texts = content.map((p) => (p.type === 'text' ? p.text : ''));
     // Each of the four large parts keeps its head and tail; the short part is kept whole.
     for (const [i, letter] of ['a', 'b', 'c', 'd'].entries()) {
-      expect(texts[i]).toMatch(new RegExp(`^${letter}+\\n\\n\\[… \\d+ characters cut[^]*\\n\\n${letter}+$`));
+      expect(texts[i]).toMatch(new RegExp(`^${letter}+\\n\\n\\[… \\d+ characters cut[\\s\\S]*\\n\\n${letter}+$`));
     }
     expect(texts[4]).toBe('exit code 0');
     const kept = texts
