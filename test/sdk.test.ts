@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNanobot } from '../src/sdk.js';
+import { gate } from './helpers/eventually.js';
 import { type FakeLLM, startFakeLLM } from './helpers/fake-llm.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -85,7 +86,13 @@ describe('SDK', () => {
   });
 
   it('streams events to every iterator, keeps sessions apart, and can be aborted', async () => {
-    const fake = await startFakeLLM([{ text: 'one' }, { text: 'two' }, { text: 'never', delayMs: 5000 }]);
+    const reached = gate();
+    const never = async () => {
+      reached.open();
+      await new Promise((resolve) => setTimeout(resolve, 30_000).unref());
+      return { text: 'never' };
+    };
+    const fake = await startFakeLLM([{ text: 'one' }, { text: 'two' }, never]);
     fakes.push(fake);
     const { home, workspace } = homeFor(fake);
     const bot = await createNanobot({ configPath: join(home, '.nanobot', 'config.json'), workspace, env: {} });
@@ -107,7 +114,9 @@ describe('SDK', () => {
 
       const controller = new AbortController();
       const slow = bot.chat('third', { session: 'app:a', signal: controller.signal });
-      setTimeout(() => controller.abort(), 100);
+      // Aborted once its model call reached the fake (a gate), not after a guessed 100 ms.
+      await reached.promise;
+      controller.abort();
       expect((await slow).stopReason).toBe('aborted');
     } finally {
       await bot.close();

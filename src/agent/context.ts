@@ -110,8 +110,9 @@ export class ContextBuilder {
    * The new user message with the runtime context appended, and before it the full instructions of any skill the
    * message names as `$name`. Those are for this turn only: save `forHistory(message)` in the session instead.
    */
-  buildUserMessage(content: string | ContentPart[], runtime: RuntimeInfo): ChatMessage {
+  buildUserMessage(typed: string | ContentPart[], runtime: RuntimeInfo): ChatMessage {
     const block = runtimeContextBlock(runtime, this.options.timezone ?? 'UTC');
+    const content = defuseRuntimeMarker(typed);
     const plain = withTrailingText(content, [block]);
     const skills = this.options.skills?.invokedSkills(textOf(content));
     if (!skills) return plain;
@@ -239,6 +240,19 @@ function isInlineImage(part: ContentPart): boolean {
 export function runtimeContextBlock(runtime: RuntimeInfo, timezone: string): string {
   const now = runtime.now ?? new Date();
   return `${RUNTIME_MARKER}\nCurrent time: ${formatTime(now, timezone)}\nChannel: ${runtime.channel}\nChat ID: ${runtime.chatId}`;
+}
+
+/** The marker in any spelling a model might take for it: `[runtime context]`, `[ Runtime  Context ]`… */
+const TYPED_MARKER = /\[\s*runtime\s+context\s*\]/gi;
+
+/**
+ * User text with every spelling of the runtime marker reworded, so the block nanobot appends is the only one the
+ * model sees: a user cannot forge a channel, chat id or time. The rest of what they typed is kept.
+ */
+function defuseRuntimeMarker(content: string | ContentPart[]): string | ContentPart[] {
+  const defuse = (text: string) => text.replace(TYPED_MARKER, '(runtime context, as typed by the user)');
+  if (typeof content === 'string') return defuse(content);
+  return content.map((part) => (part.type === 'text' ? { ...part, text: defuse(part.text) } : part));
 }
 
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];

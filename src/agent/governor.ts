@@ -46,7 +46,7 @@ export type TokenEstimator = (messages: readonly ChatMessage[]) => number;
 export interface GovernorOptions {
   /** Token budget for the messages (context window minus output and tool-definition reserve). Unset: no trimming. */
   budgetTokens?: number;
-  /** A single tool result longer than this is cut to its head and tail. Default 16,000. */
+  /** A tool result longer than this (all its text parts together) is cut to head and tail. Default 16,000. */
   maxToolResultChars?: number;
   /** Default: characters / 4 per message. Called once per message so totals are kept incrementally. */
   estimateTokens?: TokenEstimator;
@@ -219,14 +219,32 @@ function toolNamesById(messages: readonly ChatMessage[]): Map<string, string> {
 
 function cutContent(content: MessageContent, maxChars: number): MessageContent {
   if (typeof content === 'string') return truncateToolResult(content, maxChars);
-  if (!Array.isArray(content) || !content.some((part) => part.type === 'text' && part.text.length > maxChars)) {
-    return content;
-  }
-  return content.map((part) =>
-    part.type === 'text' && part.text.length > maxChars
-      ? { ...part, text: truncateToolResult(part.text, maxChars) }
-      : part,
+  if (!Array.isArray(content)) return content;
+  // The limit is for the whole result: parts that each fit can still add up to too much.
+  const cap = partCap(
+    content.flatMap((part) => (part.type === 'text' ? [part.text.length] : [])),
+    maxChars,
   );
+  if (cap === undefined) return content;
+  return content.map((part) =>
+    part.type === 'text' && part.text.length > cap ? { ...part, text: truncateToolResult(part.text, cap) } : part,
+  );
+}
+
+/**
+ * The most characters each text part may keep so that together they fit `maxChars`: short parts stay whole and the
+ * long ones share what is left equally. Undefined when everything fits already.
+ */
+function partCap(lengths: number[], maxChars: number): number | undefined {
+  if (lengths.reduce((sum, n) => sum + n, 0) <= maxChars) return undefined;
+  const sorted = [...lengths].sort((a, b) => a - b);
+  let left = maxChars;
+  for (const [i, length] of sorted.entries()) {
+    const share = Math.floor(left / (sorted.length - i));
+    if (length > share) return share;
+    left -= length;
+  }
+  return undefined;
 }
 
 function contentChars(content: MessageContent): number {

@@ -35,6 +35,10 @@ async function setup(script: Scripted[], extra: Partial<AgentLoopDeps> = {}) {
   const gate = new Promise<void>((resolve) => {
     release = resolve;
   });
+  let inTool: () => void = () => {};
+  const reachedTool = new Promise<void>((resolve) => {
+    inTool = resolve;
+  });
   const tools = new ToolRegistry();
   tools.register(
     defineTool({
@@ -42,6 +46,7 @@ async function setup(script: Scripted[], extra: Partial<AgentLoopDeps> = {}) {
       description: 'waits for the test',
       parameters: z.object({}),
       execute: async () => {
+        inTool();
         await gate;
         return ok('slow done');
       },
@@ -60,11 +65,10 @@ async function setup(script: Scripted[], extra: Partial<AgentLoopDeps> = {}) {
     models: () => catalog,
     ...extra,
   });
-  return { loop, sessions, provider, release, runnerFor };
+  return { loop, sessions, provider, release, reachedTool, runnerFor };
 }
 
 const input = (content: string, chatId = 'direct') => ({ channel: 'cli', chatId, content });
-const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
 
 describe('CommandRouter', () => {
   const router = new CommandRouter();
@@ -105,22 +109,25 @@ describe('CommandRouter', () => {
 
 describe('slash commands in the loop', () => {
   it('answers a priority command while a turn runs, and makes a queued command wait for the turn', async () => {
-    const { loop, release } = await setup([{ toolCalls: [call('slow')] }, { content: 'finished' }]);
-    const turn = loop.processMessage(input('long job'));
-    await tick();
+    const { loop, release, reachedTool } = await setup([{ toolCalls: [call('slow')] }, { content: 'finished' }]);
+    const order: string[] = [];
+    const turn = loop.processMessage(input('long job')).then((out) => {
+      order.push('turn');
+      return out;
+    });
+    await reachedTool;
     const status = await loop.processMessage(input('/status'));
     expect(status.content).toMatch(/Active turn: yes/);
 
-    let helpDone = false;
+    // The turn cannot end before release(): had /help not waited for it, it would finish first.
     const help = loop.processMessage(input('/help')).then((out) => {
-      helpDone = true;
+      order.push('help');
       return out;
     });
-    await tick();
-    expect(helpDone).toBe(false);
     release();
     expect((await turn).content).toBe('finished');
     expect((await help).content).toMatch(/^Commands:/);
+    expect(order).toEqual(['turn', 'help']);
   });
 
   it('answers /cmd@bot like /cmd', async () => {

@@ -197,6 +197,43 @@ describe('tool-result budget', () => {
     expect(report.truncatedResults).toBe(1);
   });
 
+  it('cuts the text parts of a multi-part result over the limit and keeps its image parts', () => {
+    const image = { type: 'image_url' as const, image_url: { url: 'data:image/png;base64,AAAA' } };
+    const big = `${'A'.repeat(10_000)}${'Z'.repeat(10_000)}`;
+    const input = [
+      user('go'),
+      calls(call('a')),
+      { ...result('a'), content: [{ type: 'text' as const, text: big }, image] },
+    ];
+    const { messages, report } = govern(input, { maxToolResultChars: 1_000 });
+    const content = messages[2]?.content;
+    if (!Array.isArray(content)) throw new Error('a multi-part result stays multi-part');
+    expect(content[1]).toEqual(image);
+    const part = content[0];
+    expect(part?.type === 'text' && part.text).toMatch(/^A{700}\n\n\[… 19000 characters cut[\s\S]*\n\nZ{300}$/);
+    expect(report.truncatedResults).toBe(1);
+  });
+
+  it('cuts a multi-part result whose parts each fit but together are over the limit', () => {
+    const parts = ['a', 'b', 'c', 'd'].map((letter) => ({ type: 'text' as const, text: letter.repeat(600) }));
+    const small = { type: 'text' as const, text: 'exit code 0' };
+    const input = [user('go'), calls(call('a')), { ...result('a'), content: [...parts, small] }];
+    const { messages, report } = govern(input, { maxToolResultChars: 1_000 });
+    const content = messages[2]?.content;
+    if (!Array.isArray(content)) throw new Error('a multi-part result stays multi-part');
+    const texts = content.map((p) => (p.type === 'text' ? p.text : ''));
+    // Each of the four large parts keeps its head and tail; the short part is kept whole.
+    for (const [i, letter] of ['a', 'b', 'c', 'd'].entries()) {
+      expect(texts[i]).toMatch(new RegExp(`^${letter}+\\n\\n\\[… \\d+ characters cut[\\s\\S]*\\n\\n${letter}+$`));
+    }
+    expect(texts[4]).toBe('exit code 0');
+    const kept = texts
+      .join('')
+      .replace(/\n\n\[… \d+ characters cut from the middle of this result to fit the context …\]\n\n/g, '');
+    expect(kept.length).toBeLessThanOrEqual(1_000);
+    expect(report.truncatedResults).toBe(1);
+  });
+
   it('never splits a surrogate pair', () => {
     const { messages } = govern([user('go'), calls(call('a')), result('a', '😀'.repeat(100))], {
       maxToolResultChars: 11,

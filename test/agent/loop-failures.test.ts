@@ -54,7 +54,10 @@ async function setup(script: Scripted[], tools: Parameters<ToolRegistry['registe
 
 const input = (content: string) => ({ channel: 'cli', chatId: 'direct', content });
 
-/** The promise's outcome, or 'pending' when it has not settled once everything already queued has run. */
+/**
+ * The promise's outcome, or 'pending' when it never settles. The 10 s bound is a failure guard for that bug (a
+ * message left unanswered), not a claim about speed: a correct run settles as soon as the turn's work is done.
+ */
 async function outcome(promise: Promise<TurnOutput>): Promise<string> {
   const marker = Symbol('pending');
   const settled = await Promise.race([
@@ -62,7 +65,7 @@ async function outcome(promise: Promise<TurnOutput>): Promise<string> {
       (output) => `answered: ${output.content}`,
       (err: unknown) => `failed: ${(err as Error).message}`,
     ),
-    new Promise<symbol>((resolve) => setTimeout(resolve, 1000, marker)),
+    new Promise<symbol>((resolve) => setTimeout(resolve, 10_000, marker).unref()),
   ]);
   return typeof settled === 'symbol' ? 'pending' : settled;
 }

@@ -265,18 +265,24 @@ describe('AgentLoop', () => {
     const gate = new Promise<void>((r) => {
       release = r;
     });
+    // A gate, not a sleep: the second message is sent once the turn is inside its tool.
+    let inTool: () => void = () => {};
+    const reachedTool = new Promise<void>((r) => {
+      inTool = r;
+    });
     const slow = defineTool({
       name: 'slow',
       description: 'waits',
       parameters: z.object({}),
       execute: async () => {
+        inTool();
         await gate;
         return ok('slow done');
       },
     });
     const { loop, provider } = await setup([{ toolCalls: [call('slow')] }, { content: 'answered both' }], [slow]);
     const first = loop.processMessage(input('start a long task'));
-    await new Promise((r) => setTimeout(r, 20));
+    await reachedTool;
     const second = loop.processMessage(input('also, use metric units'));
     release();
     const [a, b] = await Promise.all([first, second]);
@@ -288,23 +294,68 @@ describe('AgentLoop', () => {
     expect(String(last?.content)).toMatch(/^also, use metric units/);
   });
 
-  it('runs a command that arrives during a turn after that turn instead of injecting it', async () => {
+  it('injects at most 3 queued messages per iteration; the rest go into the next one', async () => {
     let release: () => void = () => {};
     const gate = new Promise<void>((r) => {
       release = r;
+    });
+    let inTool: () => void = () => {};
+    const reachedTool = new Promise<void>((r) => {
+      inTool = r;
     });
     const slow = defineTool({
       name: 'slow',
       description: 'waits',
       parameters: z.object({}),
       execute: async () => {
+        inTool();
+        await gate;
+        return ok('slow done');
+      },
+    });
+    const { loop, provider } = await setup(
+      [{ toolCalls: [call('slow')] }, { toolCalls: [call('echo', { text: 'more' })] }, { content: 'all five' }],
+      [slow],
+    );
+    const first = loop.processMessage(input('start'));
+    await reachedTool;
+    const queued = [1, 2, 3, 4, 5].map((n) => loop.processMessage(input(`queued message ${n}`)));
+    release();
+    await first;
+    for (const out of await Promise.all(queued)) expect(out).toMatchObject({ content: 'all five', injected: true });
+    const lastUser = (i: number) => String(provider.requests[i]?.messages.at(-1)?.content);
+    expect(provider.requests).toHaveLength(3);
+    expect(lastUser(1).match(/queued message \d/g)).toEqual([
+      'queued message 1',
+      'queued message 2',
+      'queued message 3',
+    ]);
+    expect(lastUser(2).match(/queued message \d/g)).toEqual(['queued message 4', 'queued message 5']);
+  });
+
+  it('runs a command that arrives during a turn after that turn instead of injecting it', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    // A gate, not a sleep: the second message is sent once the turn is inside its tool.
+    let inTool: () => void = () => {};
+    const reachedTool = new Promise<void>((r) => {
+      inTool = r;
+    });
+    const slow = defineTool({
+      name: 'slow',
+      description: 'waits',
+      parameters: z.object({}),
+      execute: async () => {
+        inTool();
         await gate;
         return ok('slow done');
       },
     });
     const { loop, sessions, provider } = await setup([{ toolCalls: [call('slow')] }, { content: 'done' }], [slow]);
     const first = loop.processMessage(input('start a long task'));
-    await new Promise((r) => setTimeout(r, 20));
+    await reachedTool;
     const reset = loop.processMessage(input('/NEW@nanobot'));
     release();
     expect((await first).content).toBe('done');
@@ -337,8 +388,8 @@ describe('AgentLoop', () => {
     ]);
     const first = await loop.processMessage(input('question'));
     expect(first.content).toBe('first answer');
-    const timeout = new Promise<string>((resolve) => setTimeout(() => resolve('deadlocked'), 2000));
-    expect(await Promise.race([late?.then((o) => o.content), timeout])).toBe('second answer');
+    // A deadlock shows as this await never settling: vitest's test timeout fails it (no race against a clock).
+    expect((await late)?.content).toBe('second answer');
     expect(String(provider.requests[1]?.messages.at(-1)?.content)).toMatch(/^one more thing/);
   });
 

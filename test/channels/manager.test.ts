@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MessageBus } from '../../src/bus/message-bus.js';
 import { ChatChannel } from '../../src/channels/chat-channel.js';
 import { ChannelManager } from '../../src/channels/manager.js';
@@ -13,6 +13,7 @@ import { MemoryPlatform } from './memory-platform.js';
 
 const managers: ChannelManager[] = [];
 afterEach(async () => {
+  vi.useRealTimers();
   for (const manager of managers.splice(0)) await manager.stop();
 });
 
@@ -56,12 +57,14 @@ describe('ChannelManager', () => {
   });
 
   it('does not retry a setup mistake, and reports it', async () => {
+    // Fake timers: a retry, if one were scheduled, comes due below without anyone waiting for it.
+    vi.useFakeTimers();
     const broken = new MemoryPlatform();
     broken.connectFailures = [new UserError('channels.memory.token is not set.', 'Set it.')];
     const healthy = new MemoryPlatform();
     const { manager } = manage([broken, healthy]);
-    await eventually(() => expect(manager.report().memory1?.state).toBe('running'));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(manager.report().memory1?.state).toBe('running');
     expect(manager.report().memory0).toEqual({
       state: 'error',
       error: 'channels.memory.token is not set. Set it.',
@@ -71,15 +74,20 @@ describe('ChannelManager', () => {
   });
 
   it('reconnects a channel that lost its connection, waiting at least as long as the platform asked', async () => {
+    // Fake timers: the test moves the clock, so "not before 300 ms" is checked exactly, with no wall clock.
+    vi.useFakeTimers();
     const platform = new MemoryPlatform();
     const { manager, warnings } = manage([platform]);
-    await eventually(() => expect(manager.report().memory0?.state).toBe('running'));
-    const lostAt = Date.now();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(manager.report().memory0?.state).toBe('running');
     platform.link?.failed(new Error('409 Conflict: another poller'), 300);
     expect(manager.report().memory0).toMatchObject({ state: 'reconnecting', error: '409 Conflict: another poller' });
-    await eventually(() => expect(platform.connects).toBe(2));
-    expect(Date.now() - lostAt).toBeGreaterThanOrEqual(290);
-    await eventually(() => expect(manager.report().memory0).toEqual({ state: 'running', restarts: 1 }));
+    await vi.advanceTimersByTimeAsync(299);
+    expect(platform.connects).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(platform.connects).toBe(2);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(manager.report().memory0).toEqual({ state: 'running', restarts: 1 });
     expect(warnings[0]).toMatch(/409 Conflict: another poller; reconnecting in 300 ms/);
   });
 
@@ -103,12 +111,17 @@ describe('ChannelManager', () => {
   });
 
   it('stops every channel and cancels pending reconnects', async () => {
+    vi.useFakeTimers();
     const platform = new MemoryPlatform();
     platform.connectFailures = [new Error('down')];
     const { manager } = manage([platform], 500);
-    await eventually(() => expect(manager.report().memory0?.state).toBe('reconnecting'));
-    await manager.stop();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(manager.report().memory0?.state).toBe('reconnecting');
+    const stopped = manager.stop();
+    await vi.advanceTimersByTimeAsync(5_000);
+    await stopped;
+    // Well past the 500 ms retry: it was cancelled, not merely not yet due.
+    await vi.advanceTimersByTimeAsync(60_000);
     expect(platform.connects).toBe(1);
     expect(manager.report().memory0?.state).toBe('stopped');
   });

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { gatewayLogs, gatewayStatus, gatewayStop, installService } from '../../src/cli/commands/gateway.js';
 import { type HealthServer, startHealthServer } from '../../src/gateway/health.js';
 import { writeState } from '../../src/gateway/state-file.js';
+import { eventually } from '../helpers/eventually.js';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -117,9 +118,10 @@ describe('nanobot gateway status / stop / logs', () => {
     writeFileSync(file, 'old\n');
     const stop = new AbortController();
     const following = gatewayLogs({ tail: '1', follow: true }, io, stop.signal);
-    await new Promise((r) => setTimeout(r, 100));
+    // Gates on what it printed, not guessed delays: the tail first, then the line appended after it.
+    await eventually(() => output() === 'old\n');
     writeFileSync(file, 'old\nnew line\n');
-    await new Promise((r) => setTimeout(r, 700));
+    await eventually(() => output() === 'old\nnew line\n');
     stop.abort();
     await following;
     expect(output()).toBe('old\nnew line\n');

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MessageBus } from '../../src/bus/message-bus.js';
 import type { OutboundMessage } from '../../src/bus/types.js';
 import { Dispatcher } from '../../src/gateway/dispatcher.js';
+import { eventually } from '../helpers/eventually.js';
 import { call } from '../helpers/fake-provider.js';
 import { LatencyProvider, makeDispatcher, overlaps } from './helpers.js';
 
@@ -36,19 +37,19 @@ describe('Dispatcher', () => {
     expect(parallel).toBe(true);
   });
 
-  it('/stop cancels a running turn within 1 s and the session stays usable', async () => {
+  it('/stop cancels a running turn (its model call is aborted, not awaited) and the session stays usable', async () => {
+    // The model call would take 30 s: it can only have ended because /stop aborted it.
     const provider = new LatencyProvider((marker) => (marker === 'slow' ? 30_000 : 50));
     const { channel } = await setup(provider, 3);
     channel.receive('alice', 'msg:slow');
-    while (provider.calls.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await eventually(() => provider.calls.length > 0);
 
-    const stopAt = performance.now();
     channel.receive('alice', '/stop');
-    const stopped = await channel.waitFor((m) => m.content.startsWith('Stopped'), 1_000);
+    const stopped = await channel.waitFor((m) => m.content.startsWith('Stopped'), 10_000);
     expect(stopped.chatId).toBe('alice');
     const slow = provider.calls[0];
     expect(slow?.aborted).toBe(true);
-    expect((slow?.end ?? Number.POSITIVE_INFINITY) - stopAt).toBeLessThan(1_000);
+    expect(slow?.end).toBeGreaterThan(0);
 
     channel.receive('alice', 'msg:after');
     await channel.waitFor((m) => m.content === 'reply after', 2_000);
@@ -86,26 +87,29 @@ describe('Dispatcher', () => {
     const { channel } = await setup(provider, 1);
     channel.receive('alice', 'msg:slow');
     channel.receive('bob', 'msg:b1');
-    while (provider.calls.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await eventually(() => provider.calls.length > 0);
     channel.receive('alice', '/stop@nanobot_bot');
-    await channel.waitFor((m) => m.chatId === 'alice' && m.content.startsWith('Stopped'), 1_000);
+    await channel.waitFor((m) => m.chatId === 'alice' && m.content.startsWith('Stopped'), 10_000);
     // The freed slot goes to Bob.
     await channel.waitFor((m) => m.content === 'reply b1', 2_000);
   });
 
   it('with joinRunningTurns, does not deliver a message twice when it was folded into the running turn', async () => {
     const provider = new LatencyProvider(100, (marker, request) => {
-      const injected = request.messages.some((m) => JSON.stringify(m.content).includes('msg:a2'));
+      const lastUser = request.messages.filter((m) => m.role === 'user').at(-1);
+      const injected = JSON.stringify(lastUser?.content).includes('msg:a2');
       if (marker === 'a1') return { toolCalls: [call('echo', { text: 'x' })] };
       return { content: injected ? 'answered a1 and a2' : `reply ${marker}` };
     });
     const { channel } = await setup(provider, 3, true);
     channel.receive('alice', 'msg:a1');
-    while (provider.calls.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await eventually(() => provider.calls.length > 0);
     channel.receive('alice', 'msg:a2');
     await channel.waitForReplies('alice', 1);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(channel.repliesTo('alice')).toEqual(['answered a1 and a2']);
+    // A sentinel instead of a sleep: the session's turns run in order, so a second answer to a2 would come before a3's.
+    channel.receive('alice', 'msg:a3');
+    await channel.waitFor((m) => m.content === 'reply a3');
+    expect(channel.repliesTo('alice')).toEqual(['answered a1 and a2', 'reply a3']);
   });
 
   it('answers a provider failure with a short error text', async () => {
@@ -121,19 +125,20 @@ describe('Dispatcher', () => {
 
   it('drain stops taking messages, waits for turns in flight and aborts them after the timeout', async () => {
     const provider = new LatencyProvider((marker) => (marker === 'slow' ? 30_000 : 100));
-    const { channel, dispatcher } = await setup(provider, 3);
+    const { bus, channel, dispatcher } = await setup(provider, 3);
     channel.receive('alice', 'msg:quick');
     channel.receive('bob', 'msg:slow');
-    while (provider.calls.length < 2) await new Promise((r) => setTimeout(r, 5));
-    const started = performance.now();
+    await eventually(() => provider.calls.length >= 2);
+    // The slow call would take 30 s: drain returning with it aborted shows the 300 ms timeout, not the call, ended it.
     const result = await dispatcher.drain(300);
-    expect(performance.now() - started).toBeLessThan(1_500);
     expect(result.aborted).toBe(true);
     expect(channel.repliesTo('alice')).toEqual(['reply quick']);
     expect(provider.calls.find((c) => c.marker === 'slow')?.aborted).toBe(true);
 
     channel.receive('carol', 'msg:late');
-    await new Promise((r) => setTimeout(r, 150));
+    // Nothing consumes the bus any more: the late message is still there for us to take, and no model saw it.
+    const late = await bus.consumeInbound(AbortSignal.timeout(5_000));
+    expect(late.content).toBe('msg:late');
     expect(provider.callsFor('late')).toEqual([]);
   });
 
@@ -143,7 +148,7 @@ describe('Dispatcher', () => {
     const { channel, dispatcher } = await setup(oldProvider, 3);
     const { loop: next } = await (await import('./helpers.js')).makeLoop(newProvider);
     channel.receive('alice', 'msg:a1');
-    while (oldProvider.calls.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await eventually(() => oldProvider.calls.length > 0);
     const swapped = dispatcher.replaceLoop(next);
     channel.receive('bob', 'msg:b1');
     expect(await swapped).toBe(true);

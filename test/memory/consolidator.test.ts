@@ -9,6 +9,7 @@ import { TokenCounter } from '../../src/memory/tokens.js';
 import type { LLMProvider } from '../../src/providers/types.js';
 import { JsonlSessionStore } from '../../src/session/jsonl-store.js';
 import { newSession, type Session } from '../../src/session/types.js';
+import { eventually } from '../helpers/eventually.js';
 import { FakeProvider } from '../helpers/fake-provider.js';
 import { GatedProvider, sessionWithTurns, tick, turn } from './session-fixtures.js';
 
@@ -145,9 +146,8 @@ describe('Consolidator', () => {
     const expectedCalls = Math.ceil(turnsToDrop / Math.floor(budget / TURN_TOKENS));
     expect(expectedCalls).toBeGreaterThan(1);
 
-    const started = performance.now();
+    // Speed is bench/'s business; the call count below is what keeps the work linear.
     const report = await consolidator.maybeConsolidate(session, { mode: 'blocking' });
-    expect(performance.now() - started).toBeLessThan(3_000);
     expect(report.llmCalls).toBe(expectedCalls);
     expect(report.rawArchives).toBe(0);
     expect(report.tokensAfter).toBeLessThanOrEqual(budget * 0.5);
@@ -163,8 +163,7 @@ describe('Consolidator', () => {
     const { consolidator } = await setup(provider);
     const session: Session = sessionWithTurns(40);
     const background = consolidator.maybeConsolidate(session, { mode: 'background' });
-    await tick();
-    expect(provider.waiting).toBe(1);
+    await eventually(() => expect(provider.waiting).toBe(1));
     expect((await consolidator.maybeConsolidate(session, { mode: 'background' })).skipped).toBe('already-running');
     const blocking = consolidator.maybeConsolidate(session, { mode: 'blocking' });
     let settled = false;

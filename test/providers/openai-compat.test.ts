@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOpenAICompatProvider } from '../../src/providers/openai-compat.js';
 import type { ChatMessage, ChatRequest, ToolDefinition } from '../../src/providers/types.js';
+import { gate } from '../helpers/eventually.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
 import { collect, recordingSleep, resolvedProvider, textOf } from './collect.js';
 
@@ -236,10 +237,18 @@ describe('OpenAI-compatible adapter: failures', () => {
   });
 
   it('ends with an aborted error when the caller aborts, without retrying', async () => {
-    const { provider, fake } = await setup([{ text: 'too late', delayMs: 2000 }, { text: 'never' }]);
+    // Aborted once the request reached the fake (a gate), which would otherwise answer after 30 s.
+    const reached = gate();
+    const slow = async () => {
+      reached.open();
+      await new Promise((resolve) => setTimeout(resolve, 30_000).unref());
+      return { text: 'too late' };
+    };
+    const { provider, fake } = await setup([slow, { text: 'never' }]);
     const controller = new AbortController();
     const pending = collect(provider, request([user('hi')], { signal: controller.signal }));
-    setTimeout(() => controller.abort(), 20);
+    await reached.promise;
+    controller.abort();
     const { response } = await pending;
     expect(response).toMatchObject({ finishReason: 'error', error: { kind: 'aborted', retryable: false } });
     expect(fake.requests).toHaveLength(1);

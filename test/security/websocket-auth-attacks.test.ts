@@ -59,6 +59,42 @@ describe('WebSocket channel: wrong tokens are rate-limited', () => {
   });
 });
 
+describe('WebSocket channel: only the whole token opens the door', () => {
+  it('a prefix, a near miss or an extension of the token is refused on the upgrade and on /api; the token is let in', async () => {
+    const token = 'the-right-token-0123456789';
+    const channel = new WebSocketChannel({
+      settings: () => parseWebSocketSettings({ port: 0, pingIntervalS: 60, token }),
+      dataDir: await mkdtemp(join(tmpdir(), 'nb-ws-prefix-')),
+      // No limiting here: every spelling must get its own 401, not a 429 after ten.
+      authLimiter: new AuthLimiter({ maxFailures: 1_000 }),
+    });
+    await channel.start(new MessageBus());
+    stops.push(() => channel.stop());
+    const port = channel.address?.port ?? 0;
+    const wrong = [
+      token.slice(0, 1),
+      token.slice(0, 4),
+      token.slice(0, 16),
+      token.slice(0, -1),
+      token.slice(1),
+      `${token}x`,
+      `${token}${token}`,
+      token.toUpperCase(),
+      token.replace('0', 'O'),
+    ];
+    for (const given of wrong) {
+      expect(await refusal(connect(port, { token: given })), `upgrade with ${JSON.stringify(given)}`).toBe(401);
+      const res = await rawRequest(port, '/api/sessions', { authorization: `Bearer ${given}` });
+      expect(res.status, `/api with ${JSON.stringify(given)}`).toBe(401);
+    }
+    expect(await refusal(connect(port, { token }))).toBe(101);
+    // Past the token check (this bare channel has no session store behind /api, hence no 200).
+    expect([401, 429]).not.toContain(
+      (await rawRequest(port, '/api/sessions', { authorization: `Bearer ${token}` })).status,
+    );
+  });
+});
+
 describe('WebSocket channel: Host and Origin spellings (shared policy)', () => {
   it.each([
     ['evil.example', false],

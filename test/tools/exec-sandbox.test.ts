@@ -220,9 +220,8 @@ describe('exec sandbox (bubblewrap)', () => {
   it.skipIf(!hasBwrap)('kills everything inside on timeout', async () => {
     const { run } = setup();
     const marker = '4242.125';
-    const started = Date.now();
+    // The sleeps outlive the test's timeout: a result at all means the 1 s timeout ended them.
     const result = await run(`sleep ${marker} & sleep ${marker}`, { timeout: 1 });
-    expect(Date.now() - started).toBeLessThan(5000);
     expect(textOf(result)).toMatch(/timed out after 1 s/);
     await waitFor(() => findProcesses(['sleep', marker]).every(isGone), 2000);
     expect(findProcesses(['sleep', marker]).filter((pid) => !isGone(pid))).toEqual([]);

@@ -60,9 +60,14 @@ describe('feishu adapter', () => {
     const stream = { _stream_delta: true, _stream_id: 's1' };
     await send(channel, 'Counting: ', stream);
     await eventually(() => expect(fake.messagesIn(CHAT)).toHaveLength(1));
-    for (const n of ['one, ', 'two, ', '**three**']) {
+    // Each delta is waited for until the edit shows it (a gate on the fake's state, not a guessed delay).
+    for (const [n, shown] of [
+      ['one, ', 'one'],
+      ['two, ', 'two'],
+      ['**three**', 'three'],
+    ] as const) {
       await send(channel, n, stream);
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await eventually(() => expect(JSON.stringify(fake.messagesIn(CHAT)[0])).toContain(shown));
     }
     await send(channel, 'Counting: one, two, **three**', { _stream_id: 's1' });
     expect(fake.messagesIn(CHAT)).toHaveLength(1);

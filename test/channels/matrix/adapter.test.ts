@@ -66,9 +66,14 @@ describe('matrix adapter', () => {
     const stream = { _stream_delta: true, _stream_id: 's1' };
     await send('Counting: ', stream);
     await eventually(() => expect(hs.messagesIn(room)).toHaveLength(1));
-    for (const n of ['one, ', 'two, ', '**three**']) {
+    // Each delta is waited for until the edit shows it (a gate on the fake's state, not a guessed delay).
+    for (const [n, shown] of [
+      ['one, ', 'one'],
+      ['two, ', 'two'],
+      ['**three**', 'three'],
+    ] as const) {
       await send(n, stream);
-      await new Promise((resolve) => setTimeout(resolve, 80));
+      await eventually(() => expect(JSON.stringify(hs.messagesIn(room)[0])).toContain(shown));
     }
     await send('Counting: one, two, **three**', { _stream_id: 's1' });
     const [message] = hs.messagesIn(room);

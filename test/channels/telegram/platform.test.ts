@@ -65,9 +65,14 @@ describe('telegram adapter', () => {
     const stream = { _stream_delta: true, _stream_id: 't1' };
     await send(channel, 'Counting: ', stream);
     await eventually(() => expect(api.messagesIn(42)).toHaveLength(1));
-    for (const n of ['one, ', 'two, ', '**three**']) {
+    // Each delta is waited for until the edit shows it (a gate on the fake's state, not a guessed delay).
+    for (const [n, shown] of [
+      ['one, ', 'one'],
+      ['two, ', 'two'],
+      ['**three**', 'three'],
+    ] as const) {
       await send(channel, n, stream);
-      await new Promise((resolve) => setTimeout(resolve, 80));
+      await eventually(() => expect(JSON.stringify(api.messagesIn(42)[0])).toContain(shown));
     }
     await send(channel, 'Counting: one, two, **three**', { _stream_id: 't1' });
     const [message] = api.messagesIn(42);

@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ServerFrame, SessionHistory, SessionRow, StatusReport } from '../../../src/channels/websocket/frames.js';
+import { gate } from '../../helpers/eventually.js';
 import { startWebUiGateway, type WebUiGateway } from './gateway-helpers.js';
 import { connect, type TestClient } from './helpers.js';
 
@@ -127,9 +128,16 @@ describe('WebSocket channel in a running gateway', () => {
   });
 
   it('/stop ends a running turn, and the chat can go on', async () => {
-    const { client, chatId } = await start([{ text: 'too slow', delayMs: 30_000 }, { text: 'Back again.' }]);
+    // A gate, not a sleep: /stop is sent once the turn's model call has reached the fake (which then takes 30 s).
+    const reached = gate();
+    const slow = async () => {
+      reached.open();
+      await new Promise((resolve) => setTimeout(resolve, 30_000).unref());
+      return { text: 'too slow' };
+    };
+    const { client, chatId } = await start([slow, { text: 'Back again.' }]);
     client.send({ type: 'message', chat_id: chatId, content: 'think for a long time' });
-    await new Promise((r) => setTimeout(r, 200));
+    await reached.promise;
     client.send({ type: 'message', chat_id: chatId, content: '/stop' });
     const stopped = await client.next((f) => f.event === 'message' && f.chat_id === chatId, 10_000);
     expect(stopped.event === 'message' && stopped.text).toMatch(/stop/i);
