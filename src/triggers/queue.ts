@@ -18,8 +18,8 @@ export interface Trigger {
   createdAt: string;
 }
 
-/** What a trigger file must hold: `nanobot trigger` writes all three; extra keys are ignored. */
-const TriggerFile = z.object({ name: z.string().min(1), message: z.string(), createdAt: z.string() });
+/** What a trigger file must hold: `nanobot trigger` writes all three; a hand-written one may leave out createdAt. */
+const TriggerFile = z.object({ name: z.string().min(1), message: z.string(), createdAt: z.string().catch('') });
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
