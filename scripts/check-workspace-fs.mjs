@@ -45,7 +45,6 @@ const ALLOWED = {
   'src/cli/commands/gateway.ts': 'gateway log and state files under ~/.nanobot',
   'src/cli/commands/status.ts': 'checks that the config file and workspace root exist',
   'src/cli/commands/webui.ts': 'WebUI log file under ~/.nanobot',
-  'src/cli/main.ts': "reads the package's package.json",
   'src/cli/setup.ts': 'checks that the workspace root exists (templates are copied through the layer)',
   'src/config/load.ts': 'reads ~/.nanobot/config.json',
   'src/config/onboard.ts':
@@ -54,7 +53,6 @@ const ALLOWED = {
   'src/gateway/config-watch.ts': 'watches ~/.nanobot/config.json',
   'src/gateway/log-file.ts': 'gateway log file under ~/.nanobot',
   'src/gateway/state-file.ts': 'gateway state file under ~/.nanobot',
-  'src/mcp/connection.ts': "reads the package's package.json",
   'src/providers/oauth/store.ts': 'OAuth tokens under ~/.nanobot',
   'src/sdk.ts': 'checks that the workspace root exists (templates are copied through the layer)',
   'src/security/private-dir.ts': 'makes ~/.nanobot 0700 (the data dir, not the workspace)',
@@ -86,7 +84,7 @@ const ALLOWED = {
   'src/tools/search/walk.ts': 'lists and opens entries through checked-read directory anchors, never by path',
   'src/triggers/queue.ts': 'fs.watch only (notifications, on the opened directory); entries go through the layer',
   'src/util/fs.ts': 'atomic writes for state outside the workspace (config, sessions, tokens)',
-  'src/util/paths.ts': 'finds the package root',
+  'src/util/paths.ts': 'finds the package root and reads its package.json version',
   'src/util/process-owner.ts': 'reads /proc/<pid>/stat (process start times, against pid reuse)',
 };
 

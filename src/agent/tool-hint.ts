@@ -9,9 +9,13 @@ export function toolHint(event: Extract<RunnerEvent, { type: 'tool-start' }>, ma
   const { name, arguments: raw } = event.call.function;
   let first = '';
   try {
-    const args = JSON.parse(raw || '{}') as Record<string, unknown>;
-    const value = Object.values(args)[0];
-    first = typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
+    // The model's arguments: only an object has a first argument; anything else is shown as written.
+    const args: unknown = JSON.parse(raw || '{}');
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) first = raw;
+    else {
+      const value: unknown = Object.values(args)[0];
+      first = typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
+    }
   } catch {
     first = raw;
   }

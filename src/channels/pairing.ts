@@ -8,8 +8,11 @@
 import { randomInt } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { z } from 'zod';
 import { writeFileAtomic } from '../util/fs.js';
+import { describeIssues, parseJsonAs } from '../util/json.js';
 import { lockFile } from '../util/lock.js';
+import { createLogger, type Logger } from '../util/log.js';
 
 /** No 0/O or 1/I: codes are read aloud and typed on phones. */
 const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
@@ -41,6 +44,8 @@ export interface PairingStoreOptions {
   /** Usually `<dataDir>/pairing`. */
   dir: string;
   now?: () => number;
+  /** Where a damaged file is reported (default: stderr). */
+  log?: Logger;
 }
 
 export interface PairingResult {
@@ -52,10 +57,12 @@ export interface PairingResult {
 
 export class PairingStore {
   private readonly now: () => number;
+  private readonly log: Logger;
   private readonly cache = new Map<string, { ino: number; mtimeMs: number; size: number; data: PairingFile }>();
 
   constructor(private readonly options: PairingStoreOptions) {
     this.now = options.now ?? Date.now;
+    this.log = options.log ?? createLogger('warn');
   }
 
   get dir(): string {
@@ -178,7 +185,8 @@ export class PairingStore {
     // Every write renames a new file into place, so a new inode means new content even within one mtime tick.
     const unchanged = cached?.ino === stat.ino && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size;
     if (cached && unchanged) return cached.data;
-    const data = parseFile(readFileSync(path, 'utf8'));
+    const { data, problems } = parseFile(readFileSync(path, 'utf8'), path);
+    for (const problem of problems) this.log.warn(problem);
     this.cache.set(channel, { ino: stat.ino, mtimeMs: stat.mtimeMs, size: stat.size, data });
     return data;
   }
@@ -236,24 +244,48 @@ function emptyFile(): PairingFile {
   return { approved: {}, pending: [] };
 }
 
-/** A damaged file must not lock everyone out or crash the gateway: unusable parts read as empty. */
-function parseFile(text: string): PairingFile {
-  try {
-    const value = JSON.parse(text) as Partial<PairingFile>;
-    // A hand-written list of ids is accepted too.
-    const approved = Array.isArray(value.approved)
-      ? Object.fromEntries(value.approved.map((id) => [String(id), { approvedAt: '' }]))
-      : value.approved && typeof value.approved === 'object'
-        ? value.approved
-        : {};
-    const pending = Array.isArray(value.pending)
-      ? value.pending.filter(
-          (p): p is PendingPairing =>
-            typeof p?.code === 'string' && typeof p.senderId === 'string' && typeof p.expiresAt === 'number',
-        )
-      : [];
-    return { approved, pending };
-  } catch {
-    return emptyFile();
+const FileShape = z.looseObject({ approved: z.unknown().optional(), pending: z.unknown().optional() });
+const Approved = z.union([
+  z.array(z.union([z.string(), z.number()])), // A hand-written list of ids is accepted too.
+  z.record(
+    z.string(),
+    z.looseObject({ username: z.string().optional().catch(undefined), approvedAt: z.string().catch('') }),
+  ),
+]);
+const Pending = z.looseObject({
+  code: z.string(),
+  senderId: z.string(),
+  expiresAt: z.number(),
+  username: z.string().optional().catch(undefined),
+  chatId: z.string().catch(''),
+  createdAt: z.number().catch(0),
+});
+
+/**
+ * A damaged file must not lock everyone out or crash the gateway: unusable parts read as empty, and each one is
+ * named in `problems` so the owner learns why a sender is no longer approved.
+ */
+function parseFile(text: string, path: string): { data: PairingFile; problems: string[] } {
+  const parsed = parseJsonAs(text, FileShape, `pairing file ${path}`);
+  if (!parsed.ok) return { data: emptyFile(), problems: [`${parsed.problem}; read as empty`] };
+  const problems: string[] = [];
+  let approved: Record<string, ApprovedSender> = {};
+  if (parsed.value.approved !== undefined) {
+    const checked = Approved.safeParse(parsed.value.approved);
+    if (!checked.success) problems.push(`pairing file ${path}: approved: ${describeIssues(checked.error)}; ignored`);
+    else if (Array.isArray(checked.data)) {
+      approved = Object.fromEntries(checked.data.map((id) => [String(id), { approvedAt: '' }]));
+    } else approved = checked.data;
   }
+  const pending: PendingPairing[] = [];
+  if (parsed.value.pending !== undefined) {
+    const list = Array.isArray(parsed.value.pending) ? parsed.value.pending : [];
+    if (!Array.isArray(parsed.value.pending)) problems.push(`pairing file ${path}: pending is not a list; ignored`);
+    list.forEach((entry, i) => {
+      const checked = Pending.safeParse(entry);
+      if (checked.success) pending.push(checked.data);
+      else problems.push(`pairing file ${path}: pending.${i}: ${describeIssues(checked.error)}; dropped`);
+    });
+  }
+  return { data: { approved, pending }, problems };
 }

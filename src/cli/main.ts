@@ -2,11 +2,9 @@
  * The `nanobot` command line. Commands load their implementation lazily so `nanobot --version` and
  * `nanobot agent -m` pay only for what they use.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { errorMessage, FileWriteError, UserError } from '../util/errors.js';
-import { PACKAGE_ROOT } from '../util/paths.js';
+import { packageVersion } from '../util/paths.js';
 
 export interface GlobalOptions {
   config?: string;
@@ -15,8 +13,7 @@ export interface GlobalOptions {
 }
 
 export function version(): string {
-  const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
-  return pkg.version;
+  return packageVersion();
 }
 
 function withCommon(command: Command): Command {

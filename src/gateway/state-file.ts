@@ -4,6 +4,9 @@
  */
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { z } from 'zod';
+import { errorMessage } from '../util/errors.js';
+import { parseJsonAs } from '../util/json.js';
 
 export interface GatewayState {
   pid: number;
@@ -22,23 +25,46 @@ export function logFilePath(dataDir: string): string {
   return join(dataDir, 'logs', 'gateway.log');
 }
 
-export function readState(dataDir: string): GatewayState | undefined {
+const StateFile = z.looseObject({
+  pid: z.int().positive(),
+  port: z.int().nonnegative(),
+  host: z.string().optional(),
+  startedAt: z.string().optional(),
+  logFile: z.string().optional(),
+  configPath: z.string().optional(),
+});
+
+/**
+ * The running gateway's state, or undefined when there is none. A damaged file is reported through `warn` (its path
+ * and what is wrong) and then read as "no gateway", as before: the next start replaces it.
+ */
+export function readState(
+  dataDir: string,
+  warn: (problem: string) => void = (problem) => process.stderr.write(`[warn] ${problem}\n`),
+): GatewayState | undefined {
   const path = stateFilePath(dataDir);
   if (!existsSync(path)) return undefined;
+  let text: string;
   try {
-    const parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<GatewayState>;
-    if (typeof parsed.pid !== 'number' || typeof parsed.port !== 'number') return undefined;
-    return {
-      pid: parsed.pid,
-      port: parsed.port,
-      host: parsed.host ?? '127.0.0.1',
-      startedAt: parsed.startedAt ?? '',
-      logFile: parsed.logFile ?? logFilePath(dataDir),
-      configPath: parsed.configPath ?? '',
-    };
-  } catch {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    warn(`gateway state file ${path} cannot be read: ${errorMessage(error)}; ignored`);
     return undefined;
   }
+  const parsed = parseJsonAs(text, StateFile, `gateway state file ${path}`);
+  if (!parsed.ok) {
+    warn(`${parsed.problem}; ignored (a gateway start rewrites it)`);
+    return undefined;
+  }
+  const state = parsed.value;
+  return {
+    pid: state.pid,
+    port: state.port,
+    host: state.host ?? '127.0.0.1',
+    startedAt: state.startedAt ?? '',
+    logFile: state.logFile ?? logFilePath(dataDir),
+    configPath: state.configPath ?? '',
+  };
 }
 
 export function writeState(dataDir: string, state: GatewayState): void {

@@ -4,8 +4,6 @@
  * HTTP session expired), the server is reconnected with backoff and the call is retried once. A server that could not
  * be reached at start is retried in the background, less and less often, so it joins once it is up.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
@@ -15,7 +13,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '../config/schema.js';
 import type { Logger } from '../util/log.js';
-import { PACKAGE_ROOT } from '../util/paths.js';
+import { packageVersion } from '../util/paths.js';
 import { type McpCaller, type McpTool, type ServerListing, wrapCapabilities } from './capabilities.js';
 import { describeCallFailure, describeConnectFailure, isConnectionLost } from './errors.js';
 import { listCapabilities } from './listing.js';
@@ -59,17 +57,6 @@ interface Live {
 
 /** list_changed notifications often come in bursts (one per registered tool); refresh once per burst. */
 const REFRESH_DEBOUNCE_MS = 50;
-
-let clientVersion: string | undefined;
-function nanobotVersion(): string {
-  try {
-    clientVersion ??= (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string })
-      .version;
-  } catch {
-    clientVersion = '0.0.0';
-  }
-  return clientVersion;
-}
 
 export class McpConnection implements McpCaller {
   private live: Live | undefined;
@@ -186,7 +173,7 @@ export class McpConnection implements McpCaller {
       ...deps,
       onStderr: (line) => log.debug(`MCP server '${this.name}' stderr: ${line}`),
     });
-    const client = new Client({ name: 'nanobot', version: nanobotVersion() }, { capabilities: {} });
+    const client = new Client({ name: 'nanobot', version: packageVersion() }, { capabilities: {} });
     const live: Live = { client, opened };
     client.onerror = (error) => log.debug(`MCP server '${this.name}': ${describe(error)}`);
     client.onclose = () => this.onClosed(live);

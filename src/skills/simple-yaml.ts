@@ -55,7 +55,8 @@ function scalar(text: string): unknown {
 
 function jsonValue(text: string): unknown {
   try {
-    return JSON.parse(text) as unknown;
+    const value: unknown = JSON.parse(text);
+    return value;
   } catch {
     return UNSUPPORTED;
   }

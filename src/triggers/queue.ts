@@ -6,8 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import { type FSWatcher, watch } from 'node:fs';
 import { join } from 'node:path';
+import { z } from 'zod';
 import { closeDirectory, entryPath, isNotFound, WorkspaceFs, WorkspaceFsError } from '../security/workspace-fs.js';
-import { UserError } from '../util/errors.js';
+import { errorMessage, UserError } from '../util/errors.js';
+import { parseJsonAs } from '../util/json.js';
 import { type Logger, logFailure, silentLogger } from '../util/log.js';
 
 export interface Trigger {
@@ -15,6 +17,9 @@ export interface Trigger {
   message: string;
   createdAt: string;
 }
+
+/** What a trigger file must hold: `nanobot trigger` writes all three; a hand-written one may leave out createdAt. */
+const TriggerFile = z.object({ name: z.string().min(1), message: z.string(), createdAt: z.string().catch('') });
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
@@ -144,9 +149,9 @@ export class TriggerWatcher {
     }
     for (const name of names) {
       const rel = join(TRIGGERS, name);
-      let trigger: Trigger;
+      let text: string;
       try {
-        trigger = JSON.parse(this.wfs.readTextSync(rel, { maxBytes: 1024 * 1024 })) as Trigger;
+        text = this.wfs.readTextSync(rel, { maxBytes: 1024 * 1024 });
       } catch (error) {
         if (isNotFound(error)) continue;
         if (error instanceof WorkspaceFsError) {
@@ -155,10 +160,17 @@ export class TriggerWatcher {
           this.wfs.renameSync(rel, `${rel}.refused`);
           continue;
         }
-        this.log.warn(`trigger ${name} is not valid JSON; renamed to ${name}.invalid`);
+        this.log.warn(`trigger ${name} could not be read (${errorMessage(error)}); renamed to ${name}.invalid`);
         this.wfs.renameSync(rel, `${rel}.invalid`);
         continue;
       }
+      const parsed = parseJsonAs(text, TriggerFile, `trigger ${name}`);
+      if (!parsed.ok) {
+        this.log.warn(`${parsed.problem}; renamed to ${name}.invalid`);
+        this.wfs.renameSync(rel, `${rel}.invalid`);
+        continue;
+      }
+      const trigger: Trigger = parsed.value;
       try {
         await this.options.deliver(trigger);
         this.wfs.rmSync(rel);

@@ -129,6 +129,33 @@ describe('PairingStore', () => {
     expect(store.isApproved('telegram', '2')).toBe(true);
   });
 
+  it('names the damaged pairing file and the bad part, and keeps reading the good parts', () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'nb-pairing-')), 'pairing');
+    const warnings: string[] = [];
+    const log = { debug() {}, info() {}, warn: (m: string) => void warnings.push(m), error() {} };
+    const store = new PairingStore({ dir, now: () => 1_000_000, log });
+    const file = join(dir, 'telegram.json');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(file, '{ not json');
+    expect(store.isApproved('telegram', '1')).toBe(false);
+    expect(warnings).toEqual([
+      expect.stringMatching(/^pairing file .*telegram\.json is not valid JSON: .*; read as empty$/),
+    ]);
+    const good = { code: 'ABCDEFGH', senderId: '9', chatId: '9', createdAt: 1, expiresAt: 2_000_000 };
+    writeFileSync(file, JSON.stringify({ approved: { '1': 'yes' }, pending: [good, { code: 5 }] }));
+    warnings.length = 0;
+    expect(store.isApproved('telegram', '1')).toBe(false);
+    expect(store.listPending()).toMatchObject([{ senderId: '9' }]);
+    expect(warnings).toEqual([
+      expect.stringMatching(/telegram\.json: approved: .*; ignored$/),
+      expect.stringMatching(/telegram\.json: pending\.1: code: .*expected string.*; dropped$/),
+    ]);
+    writeFileSync(file, '[]');
+    warnings.length = 0;
+    expect(store.isApproved('telegram', '1')).toBe(false);
+    expect(warnings).toEqual([expect.stringMatching(/telegram\.json has the wrong shape: .*expected object/)]);
+  });
+
   it('runs /pairing list | approve | deny | revoke as text commands', async () => {
     const { store } = newStore(() => Date.now());
     expect((await runPairingCommand(store, '')).reply).toBe('No pending pairing requests.');

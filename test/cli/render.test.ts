@@ -16,4 +16,18 @@ describe('terminal output', () => {
     };
     expect(toolHint({ type: 'tool-start', call }, 10)).toBe('read_file("notes/a-ve…")');
   });
+
+  it('shows arguments that are not a JSON object as written, not picked apart', () => {
+    const hint = (args: string) =>
+      toolHint(
+        { type: 'tool-start', call: { id: '1', type: 'function', function: { name: 't', arguments: args } } },
+        0,
+      );
+    expect(hint('"abc"')).toBe('t("\\"abc\\"")');
+    expect(hint('[1,2]')).toBe('t("[1,2]")');
+    expect(hint('null')).toBe('t("null")');
+    expect(hint('{"n":3}')).toBe('t("3")');
+    expect(hint('{oops')).toBe('t("{oops")');
+    expect(hint('')).toBe('t()');
+  });
 });

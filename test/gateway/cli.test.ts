@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatewayLogs, gatewayStatus, gatewayStop, installService } from '../../src/cli/commands/gateway.js';
 import { type HealthServer, startHealthServer } from '../../src/gateway/health.js';
-import { writeState } from '../../src/gateway/state-file.js';
+import { readState, stateFilePath, writeState } from '../../src/gateway/state-file.js';
 import { eventually } from '../helpers/eventually.js';
 
 const cleanups: (() => unknown)[] = [];
@@ -100,6 +100,21 @@ describe('nanobot gateway status / stop / logs', () => {
     expect(await gatewayStatus({}, io)).toEqual({ running: false });
     expect(output()).toContain('not running');
     expect(await gatewayStop({}, io)).toBe(false);
+  });
+
+  it('names a damaged state file and what is wrong, then reads it as "not running"', async () => {
+    const { dataDir } = await tempHome();
+    const bad = ['{"pid":', '[]', '{"pid":"12","port":80}', '{"pid":12}', ''];
+    const problems: string[] = [];
+    for (const text of bad) {
+      writeFileSync(stateFilePath(dataDir), text);
+      expect(readState(dataDir, (p) => problems.push(p))).toBeUndefined();
+    }
+    expect(problems).toHaveLength(bad.length);
+    for (const p of problems) expect(p).toContain(`gateway state file ${stateFilePath(dataDir)}`);
+    expect(problems[0]).toMatch(/is not valid JSON/);
+    expect(problems[2]).toMatch(/wrong shape: pid: .*expected number/);
+    expect(problems[3]).toMatch(/wrong shape: port: .*expected number/);
   });
 
   it('logs prints the last N lines', async () => {

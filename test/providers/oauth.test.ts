@@ -1,12 +1,17 @@
 /** OAuth sign-in and token refresh against loopback fakes of GitHub, Copilot and OpenAI's auth server. */
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createProvider, resolveProvider } from '../../src/providers/index.js';
 import { CopilotCredentials, loginGitHubCopilot } from '../../src/providers/oauth/github-copilot.js';
-import { CodexCredentials, loginOpenAICodex, parsePasted } from '../../src/providers/oauth/openai-codex.js';
+import {
+  accountIdOf,
+  CodexCredentials,
+  loginOpenAICodex,
+  parsePasted,
+} from '../../src/providers/oauth/openai-codex.js';
 import { TokenStore } from '../../src/providers/oauth/store.js';
 import type { ResolvedProvider } from '../../src/providers/resolve.js';
 import { startFakeLLM } from '../helpers/fake-llm.js';
@@ -321,5 +326,38 @@ describe('OpenAI Codex requests', () => {
     expect(seen[0]?.headers.get('authorization')).toBe(`Bearer ${access}`);
     expect(seen[0]?.headers.get('chatgpt-account-id')).toBe('acct_9');
     expect(seen[0]?.headers.get('originator')).toBe('nanobot');
+  });
+});
+
+describe('token files and JWT claims are checked, not cast', () => {
+  it('names a damaged token file and what is wrong, and reads it as not signed in', async () => {
+    const dir = await authDir();
+    await mkdir(dir, { recursive: true });
+    const problems: string[] = [];
+    const store = new TokenStore(dir, (p) => problems.push(p));
+    const bad = { 'a.json': '{"access":', 'b.json': '{"refresh":"r"}', 'c.json': '{"access":42}', 'd.json': '"x"' };
+    for (const [file, text] of Object.entries(bad)) {
+      await writeFile(join(dir, file), text);
+      expect(await store.read(file)).toBeUndefined();
+    }
+    expect(await store.read('missing.json')).toBeUndefined();
+    expect(problems).toHaveLength(4);
+    expect(problems[0]).toMatch(new RegExp(`^token file ${join(dir, 'a.json')} is not valid JSON: .*not signed in`));
+    expect(problems[1]).toMatch(/b\.json has the wrong shape: access: .*expected string, received undefined/);
+    expect(problems[2]).toMatch(/c\.json has the wrong shape: access: .*expected string, received number/);
+    expect(problems[3]).toMatch(/d\.json has the wrong shape: .*expected object/);
+    await writeFile(join(dir, 'ok.json'), JSON.stringify({ access: 'tok', refresh: 7, expiresAt: 5 }));
+    expect(await store.read('ok.json')).toEqual({ access: 'tok', expiresAt: 5 });
+  });
+
+  it('takes the ChatGPT account id only from a well-formed claim', () => {
+    const jwt = (claims: unknown) => `h.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.s`;
+    const claim = 'https://api.openai.com/auth';
+    expect(accountIdOf(jwt({ [claim]: { chatgpt_account_id: 'acc-1' } }))).toBe('acc-1');
+    for (const claims of [{}, { [claim]: 'x' }, { [claim]: { chatgpt_account_id: 3 } }, [1], null]) {
+      expect(accountIdOf(jwt(claims))).toBeUndefined();
+    }
+    expect(accountIdOf('h.@@@.s')).toBeUndefined();
+    expect(accountIdOf(undefined)).toBeUndefined();
   });
 });

@@ -52,6 +52,30 @@ describe('local triggers', () => {
     expect(existsSync(join(triggersDir(ws), '0-bad.json.invalid'))).toBe(true);
   });
 
+  it('sets aside valid JSON that is not a trigger, and says which file and which field is wrong', async () => {
+    const ws = await workspace();
+    await queueTrigger(ws, 'ok', 'fine');
+    const bad = {
+      '0-array.json': '[1,2]',
+      '1-number.json': '{"name":"x","message":7,"createdAt":""}',
+      '2-empty.json': '',
+    };
+    for (const [file, text] of Object.entries(bad)) writeFileSync(join(triggersDir(ws), file), text);
+    const warnings: string[] = [];
+    const log = { debug() {}, info() {}, warn: (m: string) => void warnings.push(m), error() {} };
+    const seen: string[] = [];
+    await new TriggerWatcher({ workspace: ws, log, deliver: async (t) => void seen.push(t.name) }).drain();
+    expect(seen).toEqual(['ok']);
+    for (const file of Object.keys(bad)) expect(existsSync(join(triggersDir(ws), `${file}.invalid`))).toBe(true);
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /^trigger 0-array\.json has the wrong shape: .*expected object.*renamed to 0-array\.json\.invalid$/,
+      ),
+      expect.stringMatching(/^trigger 1-number\.json has the wrong shape: message: .*expected string/),
+      expect.stringMatching(/^trigger 2-empty\.json is not valid JSON: it is empty/),
+    ]);
+  });
+
   it('rejects an invalid name or an empty message', async () => {
     const ws = await workspace();
     await expect(queueTrigger(ws, '../escape', 'x')).rejects.toThrow(/Invalid trigger name/);

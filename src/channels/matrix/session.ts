@@ -6,8 +6,10 @@
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MatrixClient } from 'matrix-js-sdk';
+import { z } from 'zod';
 import { errorMessage, UserError } from '../../util/errors.js';
 import { writeFileAtomic } from '../../util/fs.js';
+import { parseJsonAs } from '../../util/json.js';
 import type { Logger } from '../../util/log.js';
 import type { MatrixSettings } from './index.js';
 
@@ -41,7 +43,7 @@ export async function currentSession(
   if (settings.accessToken.trim()) {
     return { accessToken: settings.accessToken.trim(), ...deviceOf(settings.deviceId), saved: false };
   }
-  const saved = await readSession(dataDir);
+  const saved = await readSession(dataDir, log);
   if (saved && saved.homeserver === baseUrl && saved.userId === settings.userId) {
     return { accessToken: saved.accessToken, ...deviceOf(saved.deviceId), saved: true };
   }
@@ -98,15 +100,32 @@ async function passwordLogin(
   return { accessToken: session.accessToken, ...deviceOf(session.deviceId), saved: true };
 }
 
-async function readSession(dataDir: string): Promise<SessionFile | undefined> {
+const SavedSession = z.looseObject({
+  homeserver: z.string().min(1),
+  userId: z.string().min(1),
+  accessToken: z.string().min(1),
+  deviceId: z.string().optional().catch(undefined),
+});
+
+/** The saved session; a damaged file is logged (path, what is wrong) and replaced by a new password login. */
+async function readSession(dataDir: string, log: Logger): Promise<SessionFile | undefined> {
+  const path = sessionPath(dataDir);
+  let text: string;
   try {
-    const value = JSON.parse(await readFile(sessionPath(dataDir), 'utf8')) as Partial<SessionFile>;
-    if (typeof value.accessToken !== 'string' || typeof value.homeserver !== 'string') return undefined;
-    if (typeof value.userId !== 'string') return undefined;
-    return value as SessionFile;
-  } catch {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+      log.warn(`Matrix session file ${path} cannot be read: ${errorMessage(error)}; logging in with the password`);
+    }
     return undefined;
   }
+  const parsed = parseJsonAs(text, SavedSession, `Matrix session file ${path}`);
+  if (!parsed.ok) {
+    log.warn(`${parsed.problem}; logging in with the password again`);
+    return undefined;
+  }
+  const { homeserver, userId, accessToken, deviceId } = parsed.value;
+  return { homeserver, userId, accessToken, ...deviceOf(deviceId) };
 }
 
 function deviceOf(deviceId: string | undefined): { deviceId?: string } {

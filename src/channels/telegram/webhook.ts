@@ -6,11 +6,16 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Update } from '@grammyjs/types';
+import { z } from 'zod';
 import { secretMatches } from '../../security/secrets.js';
 import { errorMessage } from '../../util/errors.js';
+import { parseJsonAs } from '../../util/json.js';
 import type { Logger } from '../../util/log.js';
 
 const MAX_BODY_BYTES = 1024 * 1024;
+
+/** What this side relies on: an object with a numeric update_id. The rest is grammy's to read, passed on as sent. */
+const UpdateEnvelope = z.looseObject({ update_id: z.int().nonnegative() });
 
 export interface WebhookServerOptions {
   host: string;
@@ -35,7 +40,12 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     if (!secretMatches(options.secret, typeof given === 'string' ? given : undefined)) return reply(res, 401);
     readBody(req)
       .then((body) => {
-        const update = JSON.parse(body) as Update;
+        const parsed = parseJsonAs(body, UpdateEnvelope, 'webhook body');
+        if (!parsed.ok) {
+          options.log.warn(`${parsed.problem}; refused`);
+          return reply(res, 400, parsed.problem);
+        }
+        const update: Update = parsed.value;
         reply(res, 200);
         queue = queue
           .then(() => options.onUpdate(update))
@@ -69,7 +79,7 @@ async function readBody(req: http.IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function reply(res: http.ServerResponse, status: number): void {
+function reply(res: http.ServerResponse, status: number, description?: string): void {
   res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(status === 200 ? '{"ok":true}' : '{"ok":false}');
+  res.end(JSON.stringify(status === 200 ? { ok: true } : { ok: false, ...(description ? { description } : {}) }));
 }

@@ -5,7 +5,9 @@
  * refresh token five minutes before it expires.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { z } from 'zod';
 import { secretMatches } from '../../security/secrets.js';
+import { parseJsonAs } from '../../util/json.js';
 import { type CallbackServer, startCallbackServer } from './callback-server.js';
 import { type CodexEndpoints, codexEndpoints } from './endpoints.js';
 import { describeFailure, type Fetch, number, OAuthError, postForm, text } from './http.js';
@@ -200,19 +202,14 @@ function tokenFrom(
   };
 }
 
+const JwtClaims = z.looseObject({ [AUTH_CLAIM]: z.looseObject({ chatgpt_account_id: z.string().min(1) }) });
+
 /** The ChatGPT account id from a JWT's claims; undefined for anything that is not such a token. */
 export function accountIdOf(jwt: string | undefined): string | undefined {
   const payload = jwt?.split('.')[1];
   if (!payload) return undefined;
-  try {
-    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
-    const auth = claims[AUTH_CLAIM];
-    if (typeof auth !== 'object' || auth === null) return undefined;
-    const id = (auth as Record<string, unknown>).chatgpt_account_id;
-    return typeof id === 'string' && id ? id : undefined;
-  } catch {
-    return undefined;
-  }
+  const claims = parseJsonAs(Buffer.from(payload, 'base64url').toString('utf8'), JwtClaims, 'JWT claims');
+  return claims.ok ? claims.value[AUTH_CLAIM].chatgpt_account_id : undefined;
 }
 
 /** The credentials of each request: the stored access token, refreshed before it expires. */

@@ -4,7 +4,10 @@
  */
 import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { z } from 'zod';
+import { errorMessage } from '../../util/errors.js';
 import { writeFileAtomic } from '../../util/fs.js';
+import { parseJsonAs } from '../../util/json.js';
 
 export interface StoredToken {
   /** The access token (GitHub's OAuth token for Copilot, the ChatGPT access token for Codex). */
@@ -16,32 +19,49 @@ export interface StoredToken {
   accountId?: string;
 }
 
+const TokenFile = z.looseObject({
+  access: z.string().min(1),
+  // Optional fields of the wrong type are dropped, as before: the access token alone still signs in.
+  refresh: z.string().min(1).optional().catch(undefined),
+  expiresAt: z.number().optional().catch(undefined),
+  accountId: z.string().optional().catch(undefined),
+});
+
 export class TokenStore {
-  constructor(readonly dir: string) {}
+  /** `warn` hears of a damaged token file (its path and what is wrong); it then reads as "not signed in". */
+  constructor(
+    readonly dir: string,
+    private readonly warn: (problem: string) => void = (problem) => process.stderr.write(`[warn] ${problem}\n`),
+  ) {}
 
   pathOf(file: string): string {
     return join(this.dir, file);
   }
 
   async read(file: string): Promise<StoredToken | undefined> {
+    const path = this.pathOf(file);
     let text: string;
     try {
-      text = await readFile(this.pathOf(file), 'utf8');
-    } catch {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+        this.warn(`token file ${path} cannot be read: ${errorMessage(error)}; treated as not signed in`);
+      }
       return undefined;
     }
-    try {
-      const parsed = JSON.parse(text) as Partial<StoredToken>;
-      if (typeof parsed.access !== 'string' || !parsed.access) return undefined;
-      return {
-        access: parsed.access,
-        ...(typeof parsed.refresh === 'string' && parsed.refresh ? { refresh: parsed.refresh } : {}),
-        ...(typeof parsed.expiresAt === 'number' ? { expiresAt: parsed.expiresAt } : {}),
-        ...(typeof parsed.accountId === 'string' ? { accountId: parsed.accountId } : {}),
-      };
-    } catch {
-      return undefined; // A damaged file reads as "not signed in"; the next login replaces it.
+    // A damaged file reads as "not signed in"; the next login replaces it.
+    const parsed = parseJsonAs(text, TokenFile, `token file ${path}`);
+    if (!parsed.ok) {
+      this.warn(`${parsed.problem}; treated as not signed in (run \`nanobot provider login\` again)`);
+      return undefined;
     }
+    const { access, refresh, expiresAt, accountId } = parsed.value;
+    return {
+      access,
+      ...(refresh !== undefined ? { refresh } : {}),
+      ...(expiresAt !== undefined ? { expiresAt } : {}),
+      ...(accountId !== undefined ? { accountId } : {}),
+    };
   }
 
   async write(file: string, token: StoredToken): Promise<void> {

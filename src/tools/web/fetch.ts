@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { DEFAULT_MAX_REDIRECTS, NETWORK_HARD_BOUNDARY, type NetworkPolicy } from '../../security/network.js';
 import { fenceDetails, fenceUntrusted } from '../../security/untrusted.js';
+import { parseJsonAs } from '../../util/json.js';
 import { looksBinary } from '../filesystem/read-file.js';
 import { defineTool, fail, ok, type ToolResult } from '../types.js';
 import type { ExtractMode } from './extract.js';
@@ -24,6 +25,10 @@ import {
 
 export const DEFAULT_FETCH_MAX_CHARS = 50_000;
 const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
+/** r.jina.ai's JSON answer; a title or url of another type is ignored, as is everything else it sends. */
+const JinaReply = z.object({
+  data: z.looseObject({ content: z.string(), title: z.string().catch(''), url: z.string().catch('') }),
+});
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 const ACCEPT = 'text/html,application/xhtml+xml,application/json;q=0.9,text/plain;q=0.8,*/*;q=0.5';
 
@@ -123,12 +128,12 @@ export function createWebFetchTool(options: WebFetchToolOptions) {
       });
       const { bytes } = await readBodyCapped(response, maxBytes);
       if (!response.ok) return null;
-      const data: unknown = (JSON.parse(decodeText(bytes, 'utf-8')) as { data?: unknown }).data;
-      if (typeof data !== 'object' || data === null) return null;
-      const { title, content, url: finalUrl } = data as { title?: unknown; content?: unknown; url?: unknown };
-      if (typeof content !== 'string' || !content.trim()) return null;
-      const text = typeof title === 'string' && title ? `# ${title}\n\n${content}` : content;
-      const final = typeof finalUrl === 'string' && finalUrl ? finalUrl : url;
+      const reply = parseJsonAs(decodeText(bytes, 'utf-8'), JinaReply, 'Jina reply');
+      if (!reply.ok) return null; // Not the reader's answer: the plain fetch takes over.
+      const { title, content, url: finalUrl } = reply.value.data;
+      if (!content.trim()) return null;
+      const text = title ? `# ${title}\n\n${content}` : content;
+      const final = finalUrl || url;
       return payload({ url, finalUrl: final, status: response.status, extractor: 'jina' }, text, maxChars);
     } catch {
       return null;

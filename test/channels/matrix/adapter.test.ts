@@ -1,5 +1,5 @@
 /** The Matrix channel on its own (no agent): streaming edits, rate limits, password login, setup mistakes, logging. */
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -122,6 +122,30 @@ describe('matrix adapter', () => {
     await third.start();
     await third.channel.stop();
     expect(hs.requests.filter((r) => r.kind === 'login')).toHaveLength(2);
+  });
+
+  it('names a damaged saved session and what is wrong, then logs in with the password again', async () => {
+    const hs = await fakeHomeserver();
+    const settings = { accessToken: '', password: 'hunter2' };
+    const dataDir = mkdtempSync(join(tmpdir(), 'nb-mx-'));
+    const sessionFile = join(dataDir, 'matrix', 'session.json');
+    mkdirSync(join(dataDir, 'matrix'));
+    const damaged = ['{"accessToken":', JSON.stringify({ homeserver: hs.url, userId: hs.botId, accessToken: 7 })];
+    for (const [i, text] of damaged.entries()) {
+      writeFileSync(sessionFile, text);
+      const warnings: string[] = [];
+      const log = { ...silentLogger, warn: (line: string) => void warnings.push(line) };
+      const { channel, start } = await channelOn(hs, settings, { dataDir, log });
+      await start();
+      await channel.stop();
+      expect(hs.requests.filter((r) => r.kind === 'login')).toHaveLength(i + 1);
+      expect(warnings).toEqual([
+        i === 0
+          ? expect.stringContaining(`Matrix session file ${sessionFile} is not valid JSON: `)
+          : expect.stringMatching(/session\.json has the wrong shape: accessToken: .*expected string, received number/),
+      ]);
+      expect(warnings[0]).toMatch(/; logging in with the password again$/);
+    }
   });
 
   it('keeps the SDK’s console chatter out of sight, and in the debug log', async () => {

@@ -218,6 +218,16 @@ describe('telegram webhook mode', () => {
     expect((await post(update(2, 'forged'))).status).toBe(401);
     expect((await post(update(3, 'real'), 'shh-secret_1')).status).toBe(200);
     await eventually(() => expect(inbound.map((m) => m.content)).toEqual(['real']));
+    const refused = ['{"update_id":', 'null', '[]', '{"update_id":"4"}', '{"message":{}}', '{"update_id":-1}'];
+    for (const body of refused) {
+      const response = await post(body, 'shh-secret_1');
+      expect(response.status).toBe(400);
+      const { description } = (await response.json()) as { description: string };
+      expect(description).toMatch(/^webhook body (is not valid JSON|has the wrong shape)/);
+      if (body.includes('"4"')) expect(description).toMatch(/update_id: .*expected number, received string/);
+    }
+    expect((await post(update(5, 'after'), 'shh-secret_1')).status).toBe(200);
+    await eventually(() => expect(inbound.map((m) => m.content)).toEqual(['real', 'after']));
   });
 });
 

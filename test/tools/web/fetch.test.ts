@@ -213,6 +213,13 @@ describe('web_fetch', () => {
     expect(fallback.extractor).toBe('readability');
     expect(broken.requests).toHaveLength(1);
 
+    for (const body of [{ data: { title: 'x', content: 7 } }, { data: 'text' }, [1], { content: 'top level' }]) {
+      const odd = await fake({ routes: { [`/${target}`]: json(body) } });
+      expect((await fetchPayload({ url: target }, { jinaReader: { baseUrl: odd.origin } })).extractor).toBe(
+        'readability',
+      );
+    }
+
     jina.requests.length = 0;
     await fetchPayload({ url: target });
     expect(jina.requests).toHaveLength(0);
