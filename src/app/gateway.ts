@@ -15,7 +15,7 @@ import { type LoadedConfig, loadConfig } from '../config/load.js';
 import { type ConfigWatcher, watchConfigFile } from '../gateway/config-watch.js';
 import { DeliveryTracker } from '../gateway/deliveries.js';
 import { Dispatcher } from '../gateway/dispatcher.js';
-import { startHealthServer } from '../gateway/health.js';
+import { type HealthReport, startHealthServer } from '../gateway/health.js';
 import { limitHeapGrowth } from '../gateway/heap.js';
 import type { Gateway, GatewayContext, GatewayService, GatewayServiceSpec } from '../gateway/lifecycle.js';
 import { isProcessAlive, logFilePath, readState, removeState, writeState } from '../gateway/state-file.js';
@@ -103,12 +103,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
       port: options.port ?? loaded.config.gateway.port,
       allowNonLoopback: hostSetExplicitly(loaded, env),
       log,
-      report: () => ({
-        provider: agent.provider.name,
-        model: agent.model.model,
-        channels: Object.fromEntries(Object.entries(manager.report()).map(([name, health]) => [name, health.state])),
-        channelDetails: manager.report(),
-      }),
+      report: () => healthReport(agent, manager.report()),
     }),
   );
 
@@ -140,16 +135,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   };
   const services = buildServices(options.services ?? [], channels, context);
 
-  if (writeStateFile) {
-    writeState(loaded.dataDir, {
-      pid: process.pid,
-      host,
-      port: health.port,
-      startedAt: new Date().toISOString(),
-      logFile: options.logFile ?? logFilePath(loaded.dataDir),
-      configPath: loaded.configPath,
-    });
-  }
+  if (writeStateFile) writeGatewayState(loaded, host, health.port, options.logFile);
 
   router.start();
   manager.start();
@@ -249,6 +235,31 @@ export function messageTargetsOf(channels: readonly Channel[]): MessageTargetChe
       target.admitsChat?.(chatId) ?? { ok: false as const, why: `${channel} takes messages only in the current chat` }
     );
   };
+}
+
+/** What /health reports: the live agent's provider and model, and each channel's state (plus the details). */
+export function healthReport(
+  agent: Pick<Agent, 'provider' | 'model'>,
+  channels: ReturnType<ChannelManager['report']>,
+): HealthReport {
+  return {
+    provider: agent.provider.name,
+    model: agent.model.model,
+    channels: Object.fromEntries(Object.entries(channels).map(([name, health]) => [name, health.state])),
+    channelDetails: channels,
+  };
+}
+
+/** `<dataDir>/gateway.json`: how `nanobot gateway status/stop` find this process. */
+function writeGatewayState(loaded: LoadedConfig, host: string, port: number, logFile: string | undefined): void {
+  writeState(loaded.dataDir, {
+    pid: process.pid,
+    host,
+    port,
+    startedAt: new Date().toISOString(),
+    logFile: logFile ?? logFilePath(loaded.dataDir),
+    configPath: loaded.configPath,
+  });
 }
 
 /** Starts a server; when it cannot, the agent (its MCP servers, shells) is shut before the error propagates. */

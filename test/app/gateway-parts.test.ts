@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Agent } from '../../src/app/agent.js';
-import { messageTargetsOf, startServices } from '../../src/app/gateway.js';
+import { healthReport, messageTargetsOf, startServices } from '../../src/app/gateway.js';
 import { agentSettingsChanged, configReloader, type ReloadTarget } from '../../src/app/gateway-reload.js';
 import { DRAIN_TIMEOUT_MS, gatewayShutdown, type ShutdownParts } from '../../src/app/gateway-shutdown.js';
 import type { Channel } from '../../src/channels/channel.js';
@@ -274,5 +274,21 @@ describe('startServices', () => {
       'error gateway: service broken did not start: no',
       'error gateway: service (unnamed) did not start: anon',
     ]);
+  });
+});
+
+describe('healthReport', () => {
+  it('reports the live agent and each channel state, with the details alongside', () => {
+    const details = {
+      telegram: { state: 'running', reconnects: 0 },
+      discord: { state: 'reconnecting', reconnects: 2, lastError: 'closed' },
+    } as unknown as Parameters<typeof healthReport>[1];
+    const agent = { provider: { name: 'openrouter' }, model: { model: 'm1' } } as unknown as Agent;
+    expect(healthReport(agent, details)).toEqual({
+      provider: 'openrouter',
+      model: 'm1',
+      channels: { telegram: 'running', discord: 'reconnecting' },
+      channelDetails: details,
+    });
   });
 });
