@@ -14,16 +14,19 @@ import { bindWebUi } from '../channels/websocket/backend.js';
 import { type LoadedConfig, loadConfig } from '../config/load.js';
 import { type ConfigWatcher, watchConfigFile } from '../gateway/config-watch.js';
 import { DeliveryTracker } from '../gateway/deliveries.js';
-import { Dispatcher, type DispatcherSettings } from '../gateway/dispatcher.js';
-import { type HealthServer, startHealthServer } from '../gateway/health.js';
+import { Dispatcher } from '../gateway/dispatcher.js';
+import { type HealthReport, startHealthServer } from '../gateway/health.js';
 import { limitHeapGrowth } from '../gateway/heap.js';
-import type { Gateway, GatewayContext, GatewayServiceSpec } from '../gateway/lifecycle.js';
+import type { Gateway, GatewayContext, GatewayService, GatewayServiceSpec } from '../gateway/lifecycle.js';
 import { isProcessAlive, logFilePath, readState, removeState, writeState } from '../gateway/state-file.js';
 import { redactingLogger, secretsOf } from '../security/secrets.js';
 import { DeliveryLog } from '../session/delivery.js';
+import type { MessageTargetCheck } from '../tools/message.js';
 import { errorMessage, UserError } from '../util/errors.js';
 import { type Logger, logFailure, silentLogger } from '../util/log.js';
 import { type Agent, type CreateAgentOptions, createAgent } from './agent.js';
+import { configReloader, dispatcherSettings } from './gateway-reload.js';
+import { gatewayShutdown } from './gateway-shutdown.js';
 
 export interface StartGatewayOptions {
   loaded: LoadedConfig;
@@ -53,10 +56,7 @@ export interface StartGatewayOptions {
   limitHeapGrowth?: boolean;
 }
 
-export const DRAIN_TIMEOUT_MS = 8_000;
-const SERVICE_STOP_MS = 8_000;
-const OUTBOUND_FLUSH_MS = 700;
-const CHANNEL_STOP_MS = 700;
+export { DRAIN_TIMEOUT_MS } from './gateway-shutdown.js';
 
 export async function startGateway(options: StartGatewayOptions): Promise<Gateway> {
   const env = options.env ?? process.env;
@@ -79,26 +79,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
       log,
       commands: () => agent.loop.commands.list().map((c) => ({ name: c.name.slice(1), description: c.description })),
     }));
-  const makeAgent = options.createAgent ?? createAgent;
-  // An approved sender is told so in the chat they asked from.
-  const notifyApproved = (approved: { channel: string; chatId: string }) =>
-    bus.publishOutbound({ ...approved, content: 'You are approved: you can talk to the agent now.' });
-  const withPairing = (built: Agent): Agent => {
-    built.loop.commands.register(pairingChatCommand(pairing, notifyApproved));
-    return built;
-  };
-  // The message tool writes to another chat only where that channel's access rules admit it.
-  const messageTargets = (channel: string, chatId: string) => {
-    const target = channels.find((candidate) => candidate.name === channel);
-    if (!target) {
-      const running = channels.map((candidate) => candidate.name).join(', ') || 'none';
-      return { ok: false as const, why: `no channel "${channel}" runs in this gateway (running: ${running})` };
-    }
-    return (
-      target.admitsChat?.(chatId) ?? { ok: false as const, why: `${channel} takes messages only in the current chat` }
-    );
-  };
-  let agent = withPairing(await makeAgent(loaded, { log, bus, env, messageTargets }));
+  const buildAgent = agentBuilder(options.createAgent ?? createAgent, pairing, bus, {
+    log,
+    bus,
+    env,
+    messageTargets: messageTargetsOf(channels),
+  });
+  let agent = await buildAgent(loaded);
   const retired: Agent[] = [];
   const manager = new ChannelManager({
     bus,
@@ -110,24 +97,15 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   });
 
   const { host } = loaded.config.gateway;
-  let health: HealthServer;
-  try {
-    health = await startHealthServer({
+  const health = await startOrShutAgent(agent, () =>
+    startHealthServer({
       host,
       port: options.port ?? loaded.config.gateway.port,
       allowNonLoopback: hostSetExplicitly(loaded, env),
       log,
-      report: () => ({
-        provider: agent.provider.name,
-        model: agent.model.model,
-        channels: Object.fromEntries(Object.entries(manager.report()).map(([name, health]) => [name, health.state])),
-        channelDetails: manager.report(),
-      }),
-    });
-  } catch (err) {
-    await agent.shutdown();
-    throw err;
-  }
+      report: () => healthReport(agent, manager.report()),
+    }),
+  );
 
   const deliveries = new DeliveryTracker(new DeliveryLog(agent.sessions.dir), log);
   const dispatcher = new Dispatcher({
@@ -155,21 +133,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     log,
     channels: () => manager.report(),
   };
-  // The WebUI's REST routes read the live agent, its sessions and the cron jobs (bindWebUi: a no-op without it).
-  const services = [...(options.services ?? []), bindWebUi(channels)].map((spec) =>
-    typeof spec === 'function' ? spec(context) : spec,
-  );
+  const services = buildServices(options.services ?? [], channels, context);
 
-  if (writeStateFile) {
-    writeState(loaded.dataDir, {
-      pid: process.pid,
-      host,
-      port: health.port,
-      startedAt: new Date().toISOString(),
-      logFile: options.logFile ?? logFilePath(loaded.dataDir),
-      configPath: loaded.configPath,
-    });
-  }
+  if (writeStateFile) writeGatewayState(loaded, host, health.port, options.logFile);
 
   router.start();
   manager.start();
@@ -178,73 +144,44 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     .redeliver(agent.sessions, bus, new Set(channels.map((channel) => channel.name)))
     .catch((err: unknown) => log.warn(`gateway: could not look for undelivered answers: ${errorMessage(err)}`));
   dispatcher.start();
-  for (const service of services) {
-    try {
-      service.start();
-    } catch (err) {
-      log.error(`gateway: service ${service.name ?? '(unnamed)'} did not start: ${errorMessage(err)}`);
-    }
-  }
-
-  let closing: Promise<void> | undefined;
-  let resolveClosed!: () => void;
-  const closed = new Promise<void>((resolve) => {
-    resolveClosed = resolve;
-  });
-
-  // Reloads run one at a time; an edit during a reload is picked up by the next one.
-  let reloading: Promise<boolean> = Promise.resolve(true);
-  const reloadConfig =
-    options.reloadConfig ??
-    (() => loadConfig({ configPath: loaded.configPath, workspace: loaded.workspace, env, home: loaded.home }));
-  const applyReload = async (): Promise<boolean> => {
-    if (closing) return false;
-    let next: LoadedConfig;
-    try {
-      next = await reloadConfig();
-    } catch (err) {
-      log.warn(`gateway: config edit ignored, still running the previous config: ${describe(err)}`);
-      return false;
-    }
-    const [before, after] = [loaded.config.gateway, next.config.gateway];
-    if (before.host !== after.host || before.port !== after.port) {
-      log.warn('gateway: gateway.host/port changes apply after a restart');
-    }
-    if (agentSettingsChanged(loaded, next)) {
-      let fresh: Agent;
-      try {
-        fresh = withPairing(await makeAgent(next, { log, bus, env, messageTargets }));
-      } catch (err) {
-        log.warn(`gateway: config edit ignored, the agent could not be built from it: ${describe(err)}`);
-        return false;
-      }
-      // Between turns: the dispatcher holds new turns until the running ones end, then swaps.
-      if (!(await dispatcher.replaceLoop(fresh.loop))) {
-        await fresh.shutdown();
-        return false;
-      }
-      // Background exec sessions of the old agent may still be in use: they are ended at exit. Its MCP servers are
-      // not (the new agent started its own), so they stop now rather than piling up with every config edit.
-      await agent.mcp?.close();
-      retired.push(agent);
-      agent = fresh;
-    }
-    loaded = next;
-    dispatcher.updateSettings(dispatcherSettings(next));
-    log.info(`gateway: config reloaded (model ${agent.model.model} via ${agent.provider.name})`);
-    try {
-      await options.onReload?.(next);
-    } catch (err) {
-      log.warn(`gateway: a reload listener failed: ${errorMessage(err)}`);
-    }
-    return true;
-  };
-  const reload = (): Promise<boolean> => {
-    reloading = reloading.then(applyReload, applyReload);
-    return reloading;
-  };
+  startServices(services, log);
 
   let watcher: ConfigWatcher | undefined;
+  const stopping = gatewayShutdown({
+    get watcher() {
+      return watcher;
+    },
+    dispatcher,
+    services,
+    router,
+    deliveries,
+    manager,
+    health,
+    agents: () => [agent, ...retired],
+    removeState: writeStateFile ? () => removeState(loaded.dataDir) : undefined,
+    log,
+  });
+  const reload = configReloader({
+    target: {
+      loaded: () => loaded,
+      agent: () => agent,
+      setLoaded: (next) => {
+        loaded = next;
+      },
+      replaceAgent: (fresh) => {
+        retired.push(agent);
+        agent = fresh;
+      },
+    },
+    reloadConfig:
+      options.reloadConfig ??
+      (() => loadConfig({ configPath: loaded.configPath, workspace: loaded.workspace, env, home: loaded.home })),
+    buildAgent,
+    dispatcher,
+    closing: () => stopping.closing,
+    onReload: options.onReload,
+    log,
+  });
   if (options.watchConfig ?? true) {
     watcher = watchConfigFile(
       loaded.configPath,
@@ -252,28 +189,6 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
       log,
     );
   }
-
-  const shutdown = (reason = 'requested'): Promise<void> => {
-    closing ??= (async () => {
-      const started = Date.now();
-      log.info(`gateway: shutting down (${reason})`);
-      watcher?.close();
-      const [drained] = await Promise.all([
-        dispatcher.drain(DRAIN_TIMEOUT_MS),
-        Promise.allSettled(services.map((service) => withTimeout(service.stop(), SERVICE_STOP_MS))),
-      ]);
-      await router.stop(OUTBOUND_FLUSH_MS);
-      await deliveries.flush();
-      await withTimeout(manager.stop(), CHANNEL_STOP_MS);
-      await health.close();
-      await Promise.allSettled([agent, ...retired].map((a) => a.shutdown()));
-      if (writeStateFile) removeState(loaded.dataDir);
-      const note = drained.aborted ? '; turns still running were aborted after checkpointing' : '';
-      log.info(`gateway: stopped in ${Date.now() - started} ms${note}`);
-      resolveClosed();
-    })();
-    return closing;
-  };
 
   log.info(
     `gateway: listening on http://${host}:${health.port}/health · model ${agent.model.model} via ` +
@@ -287,9 +202,94 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     agent: () => agent,
     loaded: () => loaded,
     reload,
-    shutdown,
-    closed,
+    shutdown: stopping.shutdown,
+    closed: stopping.closed,
   };
+}
+
+/** Builds an agent for a config, with the pairing chat command registered (an approved sender is told so). */
+export function agentBuilder(
+  make: NonNullable<StartGatewayOptions['createAgent']>,
+  pairing: PairingStore,
+  bus: MessageBus,
+  agentOptions: CreateAgentOptions,
+): (loaded: LoadedConfig) => Promise<Agent> {
+  const notifyApproved = (approved: { channel: string; chatId: string }) =>
+    bus.publishOutbound({ ...approved, content: 'You are approved: you can talk to the agent now.' });
+  return async (loaded) => {
+    const built = await make(loaded, agentOptions);
+    built.loop.commands.register(pairingChatCommand(pairing, notifyApproved));
+    return built;
+  };
+}
+
+/** The message tool writes to another chat only where that channel's access rules admit it. */
+export function messageTargetsOf(channels: readonly Channel[]): MessageTargetCheck {
+  return (channel, chatId) => {
+    const target = channels.find((candidate) => candidate.name === channel);
+    if (!target) {
+      const running = channels.map((candidate) => candidate.name).join(', ') || 'none';
+      return { ok: false as const, why: `no channel "${channel}" runs in this gateway (running: ${running})` };
+    }
+    return (
+      target.admitsChat?.(chatId) ?? { ok: false as const, why: `${channel} takes messages only in the current chat` }
+    );
+  };
+}
+
+/** What /health reports: the live agent's provider and model, and each channel's state (plus the details). */
+export function healthReport(
+  agent: Pick<Agent, 'provider' | 'model'>,
+  channels: ReturnType<ChannelManager['report']>,
+): HealthReport {
+  return {
+    provider: agent.provider.name,
+    model: agent.model.model,
+    channels: Object.fromEntries(Object.entries(channels).map(([name, health]) => [name, health.state])),
+    channelDetails: channels,
+  };
+}
+
+/** `<dataDir>/gateway.json`: how `nanobot gateway status/stop` find this process. */
+function writeGatewayState(loaded: LoadedConfig, host: string, port: number, logFile: string | undefined): void {
+  writeState(loaded.dataDir, {
+    pid: process.pid,
+    host,
+    port,
+    startedAt: new Date().toISOString(),
+    logFile: logFile ?? logFilePath(loaded.dataDir),
+    configPath: loaded.configPath,
+  });
+}
+
+/** Starts a server; when it cannot, the agent (its MCP servers, shells) is shut before the error propagates. */
+async function startOrShutAgent<T>(agent: Pick<Agent, 'shutdown'>, start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (err) {
+    await agent.shutdown();
+    throw err;
+  }
+}
+
+/** The configured services and the WebUI's REST routes (bindWebUi: a no-op without it), factories applied. */
+function buildServices(
+  specs: readonly GatewayServiceSpec[],
+  channels: readonly Channel[],
+  context: GatewayContext,
+): GatewayService[] {
+  return [...specs, bindWebUi(channels)].map((spec) => (typeof spec === 'function' ? spec(context) : spec));
+}
+
+/** A service that fails to start is logged; the others and the gateway keep running. */
+export function startServices(services: readonly GatewayService[], log: Logger): void {
+  for (const service of services) {
+    try {
+      service.start();
+    } catch (err) {
+      log.error(`gateway: service ${service.name ?? '(unnamed)'} did not start: ${errorMessage(err)}`);
+    }
+  }
 }
 
 function refuseSecondGateway(dataDir: string): void {
@@ -307,29 +307,4 @@ function hostSetExplicitly(loaded: LoadedConfig, env: NodeJS.ProcessEnv): boolea
   const gateway = loaded.raw.gateway;
   const inFile = typeof gateway === 'object' && gateway !== null && 'host' in gateway;
   return inFile || env.NANOBOT_GATEWAY__HOST !== undefined;
-}
-
-function dispatcherSettings(loaded: LoadedConfig): Partial<DispatcherSettings> {
-  return {
-    sendToolHints: loaded.config.channels.sendToolHints,
-    showReasoning: loaded.config.channels.showReasoning,
-    toolHintMaxLength: loaded.config.agents.defaults.toolHintMaxLength,
-  };
-}
-
-/** Everything except channel and gateway settings feeds the agent (provider, model, keys, tools…). */
-function agentSettingsChanged(before: LoadedConfig, after: LoadedConfig): boolean {
-  const relevant = ({ config }: LoadedConfig) => {
-    const { channels: _channels, gateway: _gateway, ...rest } = config;
-    return JSON.stringify(rest);
-  };
-  return relevant(before) !== relevant(after);
-}
-
-function describe(err: unknown): string {
-  return err instanceof UserError ? err.message.replace(/\n\s*/g, ' ') : errorMessage(err);
-}
-
-function withTimeout(task: Promise<void>, ms: number): Promise<void> {
-  return Promise.race([task, new Promise<void>((resolve) => setTimeout(resolve, ms).unref())]);
 }
