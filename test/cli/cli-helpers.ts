@@ -1,5 +1,5 @@
 /** Runs the built `nanobot` binary in a throwaway HOME with a minimal environment (no real keys leak in). */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,6 +41,32 @@ export function runCli(
     child.on('error', reject);
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
+}
+
+/** A long-running `nanobot` (`serve`, `gateway`): its stdout and stderr collected together, and its exit. */
+export interface SpawnedCli {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+export function spawnCli(
+  args: string[],
+  home: string,
+  options: { env?: Record<string, string>; bin?: string; nodeArgs?: string[] } = {},
+): SpawnedCli {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.bin ?? BIN, ...args], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const collect = (d: Buffer) => {
+    output += d.toString();
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => output, exited };
 }
 
 export interface ConfigJson {

@@ -4,17 +4,17 @@
  * shuts down gracefully and exits 1. Proved on the policy itself and on the real `gateway` and `serve`, with faults
  * planted by a preloaded module (test/crash/fixtures/plant-faults.mjs).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { installLastResort, isSystemError } from '../../src/cli/last-resort.js';
 import type { Logger } from '../../src/util/log.js';
+import { spawnCli } from '../cli/cli-helpers.js';
 import { homeWith } from '../e2e/harness.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
 import { freePort } from '../mcp/helpers.js';
 
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'nanobot.js');
 const PLANT = join(import.meta.dirname, 'fixtures', 'plant-faults.mjs');
 const SECRET = 'test-key'; // the API key homeWith() configures
 
@@ -120,20 +120,9 @@ afterEach(async () => {
 });
 
 function startWithFaults(args: string[], home: string): Running {
-  const child = spawn(process.execPath, ['--import', PLANT, BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, PLANTED_SECRET: SECRET },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    output += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    output += d.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited };
+  const running = spawnCli(args, home, { nodeArgs: ['--import', PLANT], env: { PLANTED_SECRET: SECRET } });
+  children.push(running.child);
+  return running;
 }
 
 /** Polls (bounded) until `check` holds; fails early if the process exited. */

@@ -3,11 +3,11 @@
  * with no node_modules), driven through `nanobot` against loopback fakes. A bundling mistake (a dependency esbuild
  * wired wrongly, a module dist/ expects to find in node_modules) fails here, while the tests over src/ stay green.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { type CliResult, runCli, tempHome } from '../cli/cli-helpers.js';
+import { type CliResult, runCli, spawnCli, tempHome } from '../cli/cli-helpers.js';
 import type { FakeRequest } from '../helpers/fake-llm.js';
 import { waitFor } from '../mcp/helpers.js';
 
@@ -79,28 +79,17 @@ export interface RunningNanobot {
 
 /** A long-running command (`serve`, `gateway`) of the installed copy. */
 export function startNanobot(args: string[], home: string): RunningNanobot {
-  const child = spawn(process.execPath, [installedBin(), ...args], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    output += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    output += d.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const { child, output, exited } = spawnCli(args, home, { bin: installedBin() });
   return {
     child,
-    output: () => output,
+    output,
     async waitForOutput(pattern, what, timeoutMs = 15_000) {
       await waitFor(
-        () => pattern.test(output) || child.exitCode !== null,
-        `${what}; output so far:\n${output}`,
+        () => pattern.test(output()) || child.exitCode !== null,
+        `${what}; output so far:\n${output()}`,
         timeoutMs,
       );
-      if (!pattern.test(output)) throw new Error(`nanobot ${args[0]} exited before ${what}:\n${output}`);
+      if (!pattern.test(output())) throw new Error(`nanobot ${args[0]} exited before ${what}:\n${output()}`);
     },
     stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

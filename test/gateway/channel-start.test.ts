@@ -3,16 +3,15 @@
  * "starting" without a word: the real gateway gives its start a deadline, logs why, backs off, shows it in /health and
  * `channels status`, and keeps serving.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readState } from '../../src/gateway/state-file.js';
 import { eventually } from '../channels/contract.js';
-import { editConfig, runCli, tempHome } from '../cli/cli-helpers.js';
+import { editConfig, runCli, spawnCli, tempHome } from '../cli/cli-helpers.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
 
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'nanobot.js');
 const TOKEN = '123456:AAE-secret-bot-token-value';
 const children: ChildProcess[] = [];
 const cleanups: (() => Promise<void>)[] = [];
@@ -67,18 +66,8 @@ describe('gateway channel start deadline', () => {
       };
     });
 
-    const child = spawn(process.execPath, [BIN, 'gateway', '--port', '0', '--verbose'], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const { child, output } = spawnCli(['gateway', '--port', '0', '--verbose'], home);
     children.push(child);
-    let output = '';
-    child.stdout?.on('data', (d: Buffer) => {
-      output += d.toString();
-    });
-    child.stderr?.on('data', (d: Buffer) => {
-      output += d.toString();
-    });
     const dataDir = join(home, '.nanobot');
     let port = 0;
     await eventually(() => {
@@ -89,7 +78,10 @@ describe('gateway channel start deadline', () => {
       (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as Health;
 
     // The log says why, and the channel is retried (a second start reaches the silent server again).
-    await eventually(() => expect(output).toMatch(/telegram: did not connect within 500 ms.*reconnecting in/), 15_000);
+    await eventually(
+      () => expect(output()).toMatch(/telegram: did not connect within 500 ms.*reconnecting in/),
+      15_000,
+    );
     await eventually(() => expect(silent.connections()).toBeGreaterThanOrEqual(2), 15_000);
     await eventually(async () => {
       const report = await health();
@@ -108,7 +100,7 @@ describe('gateway channel start deadline', () => {
         /Telegram .*reconnecting \(did not connect within 500 ms.*; next try \d\d:\d\d:\d\d UTC\)/,
       );
     }, 20_000);
-    expect(output + status.stdout).not.toContain(TOKEN);
+    expect(output() + status.stdout).not.toContain(TOKEN);
     expect(child.exitCode).toBeNull();
   }, 60_000);
 });

@@ -4,17 +4,16 @@
  * a fourth chat must still get its answer, and each stalled chat gets what streamed plus an error saying the stream
  * stalled and what to set. The limits are set small through the environment, as a user would.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ServerFrame } from '../../src/channels/websocket/frames.js';
 import { connect, type TestClient } from '../channels/websocket/helpers.js';
-import { runCli, tempHome } from '../cli/cli-helpers.js';
+import { runCli, spawnCli, tempHome } from '../cli/cli-helpers.js';
 import { type FakeReply, type FakeScriptStep, startFakeLLM } from '../helpers/fake-llm.js';
 import { freePort } from '../mcp/helpers.js';
 
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'nanobot.js');
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -45,29 +44,15 @@ async function gatewayWith(env: Record<string, string>) {
   config.channels = { sendToolHints: false, showReasoning: false, websocket: { port: wsPort, pingIntervalS: 60 } };
   writeFileSync(path, JSON.stringify(config, null, 2));
 
-  const child = spawn(process.execPath, [BIN, 'gateway', '--port', '0'], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    output += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    output += d.toString();
-  });
+  const { child, output } = spawnCli(['gateway', '--port', '0'], home, { env });
   cleanups.push(() => child.kill('SIGKILL'));
   const url = `http://127.0.0.1:${wsPort}`;
-  await eventually(
-    async () => (await fetch(`${url}/api/info`).catch(() => undefined))?.status === 401,
-    child,
-    () => output,
-  );
+  await eventually(async () => (await fetch(`${url}/api/info`).catch(() => undefined))?.status === 401, child, output);
   const token = readFileSync(join(home, '.nanobot', 'webui-token'), 'utf8').trim();
   const client = await connect(wsPort, { token, clientId: 'stall-test', origin: url });
   cleanups.push(() => client.close());
   await client.next((f) => f.event === 'ready');
-  return { fake, client, child, output: () => output };
+  return { fake, client, child, output };
 }
 
 async function newChat(client: TestClient): Promise<string> {

@@ -3,12 +3,11 @@
  * the spellings a browser or an attacker sends arrive unchanged) and the built `nanobot serve` / `gateway` started
  * as a user starts them.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
-
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'nanobot.js');
+import { spawnCli } from '../cli/cli-helpers.js';
 
 export interface RawResponse {
   status: number;
@@ -61,21 +60,6 @@ export interface Started {
   output: () => string;
 }
 
-function spawnNanobot(args: string[], home: string): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    output += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    output += d.toString();
-  });
-  return { child, output: () => output };
-}
-
 export async function eventually<T>(check: () => T | undefined, ms: number, what: string): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
@@ -88,7 +72,7 @@ export async function eventually<T>(check: () => T | undefined, ms: number, what
 
 /** `nanobot serve -p 0`; the port comes from its "nanobot API on http://…/v1" line. */
 export async function startServe(home: string): Promise<Started> {
-  const { child, output } = spawnNanobot(['serve', '-p', '0'], home);
+  const { child, output } = spawnCli(['serve', '-p', '0'], home);
   const port = await eventually(
     () => {
       if (child.exitCode !== null) throw new Error(`nanobot serve exited: ${output()}`);
@@ -103,7 +87,7 @@ export async function startServe(home: string): Promise<Started> {
 
 /** `nanobot gateway --port 0`; the port comes from its state file. */
 export async function startGateway(home: string): Promise<Started> {
-  const { child, output } = spawnNanobot(['gateway', '--port', '0'], home);
+  const { child, output } = spawnCli(['gateway', '--port', '0'], home);
   const port = await eventually(
     () => {
       if (child.exitCode !== null) throw new Error(`nanobot gateway exited: ${output()}`);
