@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { startWebUiGateway, type WebUiGateway } from '../channels/websocket/gateway-helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -58,6 +58,34 @@ describe.skipIf(!hasChromium)('WebUI in Chromium', () => {
     await run?.close();
   });
 
+  /** On failure, print what the page showed and said, every WebSocket frame, and what the model was asked. */
+  function recordForFailure(page: Page): void {
+    const log: string[] = [];
+    page.on('console', (msg) => log.push(`console.${msg.type()}: ${msg.text()}`));
+    page.on('websocket', (ws) => {
+      ws.on('framesent', (frame) => log.push(`ws> ${String(frame.payload).slice(0, 300)}`));
+      ws.on('framereceived', (frame) => log.push(`ws< ${String(frame.payload).slice(0, 300)}`));
+      ws.on('close', () => log.push('ws closed'));
+    });
+    onTestFailed(async () => {
+      const shown = await page
+        .locator('body')
+        // biome-ignore lint/performance/useDomNodeTextContent: the rendered lines are what a reader of the failure needs
+        .innerText({ timeout: 2_000 })
+        .catch((err: Error) => `(unreadable: ${err.message})`);
+      await page.screenshot({ path: join(ARTIFACTS, 'webui-failure.png') }).catch(() => undefined);
+      console.error(
+        [
+          '--- WebUI browser test failed; what the page showed:',
+          shown,
+          `--- model requests: ${run.fake.requests.length}`,
+          '--- console and WebSocket frames:',
+          ...log.slice(-200),
+        ].join('\n'),
+      );
+    });
+  }
+
   async function openApp(width: number, height: number): Promise<Page> {
     const page = await browser.newPage({ viewport: { width, height } });
     // Generous: CI runs this beside the other test files on two cores.
@@ -65,6 +93,7 @@ describe.skipIf(!hasChromium)('WebUI in Chromium', () => {
     page.on('pageerror', (err) => {
       throw err;
     });
+    recordForFailure(page);
     await page.goto(`${run.url}/#token=${run.token}`);
     await expect.poll(() => page.locator('#composer-input').isEnabled(), { timeout: 30_000 }).toBe(true);
     return page;
