@@ -66,6 +66,8 @@ export const AgentDefaultsSchema = z.looseObject({
   toolHintMaxLength: z.int().nonnegative().default(40),
   reasoningEffort: z.string().nullable().default(null),
   timezone: z.string().default('UTC'),
+  /** `auto`: the system's zone replaces `timezone` on every load (prepare.ts); `manual`: `timezone` as written. */
+  timezoneMode: z.enum(['auto', 'manual']).default('auto'),
   unifiedSession: z.boolean().default(false),
   disabledSkills: z.array(z.string()).default([]),
   idleCompactAfterMinutes: z.number().nonnegative().default(15),
@@ -106,7 +108,8 @@ export const ProviderConfigSchema = z.looseObject({
 const ChannelBlockSchema = z.looseObject({
   enabled: z.boolean().default(false),
   allowFrom: z.array(z.union([z.string(), z.number()]).transform(String)).default([]),
-  groupPolicy: z.enum(['mention', 'open', 'allowlist']).optional(),
+  /** Each channel checks its own values (src/channels/settings.ts); upstream's channels have others. */
+  groupPolicy: z.string().optional(),
 });
 
 export const ChannelsSchema = z
@@ -183,7 +186,14 @@ export const ToolsSchema = z.looseObject({
     .prefault({}),
   exec: ExecConfigSchema.prefault({}),
   file: z.looseObject({ enable: z.boolean().default(true) }).prefault({}),
-  cliApps: z.record(z.string(), z.unknown()).default({}),
+  cliApps: z
+    .looseObject({
+      enable: z.boolean().default(true),
+      installTimeout: z.number().positive().default(300),
+      runTimeout: z.number().positive().default(60),
+      catalogTtlSeconds: z.number().positive().default(3600),
+    })
+    .prefault({}),
   my: z.looseObject({ enable: z.boolean().default(true), allowSet: z.boolean().default(false) }).prefault({}),
   imageGeneration: z
     .looseObject({
