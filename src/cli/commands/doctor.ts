@@ -8,6 +8,7 @@ import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LoadedConfig } from '../../config/load.js';
 import { effectiveModel, type ModelSettings } from '../../config/model.js';
+import { configNotices } from '../../config/notices.js';
 import { adapterOptions, fallbackModels, resolveModel } from '../../providers/chain.js';
 import { findPrice } from '../../providers/cost.js';
 import { createProvider } from '../../providers/index.js';
@@ -74,7 +75,7 @@ export async function runDoctor(opts: GlobalOptions & DoctorFlags, deps: DoctorD
     await checkCredentials(loaded, resolved, report);
     checkBaseUrl(resolved, report);
   }
-  checkSettings(loaded, model, report);
+  checkSettings(loaded, model, env, report);
   checkFallbacks(loaded, env, report);
   checkPresets(loaded, env, report);
   checkPrices(loaded, model, resolved, report);
@@ -140,9 +141,12 @@ function checkBaseUrl(resolved: ResolvedProvider, report: Report): void {
   }
 }
 
-/** Settings that load fine but cannot work together. */
-function checkSettings(loaded: LoadedConfig, model: ModelSettings, report: Report): void {
-  const problems: string[] = [];
+/**
+ * Settings that load fine but cannot work together, keys this version does not act on yet, and unknown keys
+ * (typos): each one named, so nothing set is silently ignored.
+ */
+function checkSettings(loaded: LoadedConfig, model: ModelSettings, env: NodeJS.ProcessEnv, report: Report): void {
+  const problems = configNotices(loaded.raw, env).map((notice) => notice.text);
   if (model.maxTokens >= model.contextWindowTokens) {
     problems.push(`maxTokens (${model.maxTokens}) must be below contextWindowTokens (${model.contextWindowTokens})`);
   }
