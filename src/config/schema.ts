@@ -152,7 +152,12 @@ export const McpServerSchema = z.looseObject({
 
 export const ExecConfigSchema = z.looseObject({
   enable: z.boolean().default(true),
-  timeout: z.int().min(1).max(600).default(60),
+  /** Seconds; upstream's 0 ("no limit") and anything longer get the exec tool's cap (600 s) instead of a refusal. */
+  timeout: z
+    .int()
+    .nonnegative()
+    .default(60)
+    .transform((seconds) => (seconds === 0 ? 600 : Math.min(seconds, 600))),
   pathPrepend: z.string().default(''),
   pathAppend: z.string().default(''),
   /** `auto` = bubblewrap when installed; `""` is nanobot's spelling of `none`. */
@@ -177,7 +182,12 @@ export const ToolsSchema = z.looseObject({
           provider: z.string().default('duckduckgo'),
           apiKey: z.string().nullish(),
           baseUrl: z.string().nullish(),
-          maxResults: z.int().min(1).max(10).default(5),
+          /** Upstream has no upper bound; more than 10 is read as 10 (the most the search tool asks for). */
+          maxResults: z
+            .int()
+            .min(1)
+            .default(5)
+            .transform((n) => Math.min(n, 10)),
           timeout: z.number().positive().default(30),
         })
         .prefault({}),

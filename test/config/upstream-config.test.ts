@@ -182,3 +182,18 @@ describe('a file that would not load is never written to', () => {
     expect(() => parseConfig(after)).not.toThrow();
   });
 });
+
+describe('values upstream accepts are not refused', () => {
+  const tools = (value: Record<string, unknown>) => parseConfig({ tools: value }, 'config', new Map(), berlin).tools;
+  it('tools.exec.timeout 0 ("no limit" upstream) and beyond 600 s get the exec cap, 600 s', () => {
+    expect(tools({ exec: { timeout: 0 } }).exec.timeout).toBe(600);
+    expect(tools({ exec: { timeout: 1200 } }).exec.timeout).toBe(600);
+    expect(tools({ exec: { timeout: 30 } }).exec.timeout).toBe(30);
+  });
+  it('tools.web.search.maxResults above 10 is read as 10', () => {
+    expect(tools({ web: { search: { maxResults: 20 } } }).web.search.maxResults).toBe(10);
+  });
+  it('a channel’s own groupPolicy values pass the config (the channel checks them)', () => {
+    expect(() => parseConfig({ channels: { mattermost: { groupPolicy: 'thread' } } })).not.toThrow();
+  });
+});
