@@ -227,6 +227,18 @@ describe('config notices', () => {
     expect(notices.every((n) => n.kind === 'unknown' && n.text.includes('ignored'))).toBe(true);
   });
 
+  it('says when timezone is written but timezoneMode "auto" means the system’s zone is used instead', () => {
+    const tokyo = () => 'Asia/Tokyo';
+    const notices = (defaults: Record<string, unknown>) =>
+      configNotices({ agents: { defaults } }, {}, tokyo).map((n) => n.text);
+    expect(notices({ timezoneMode: 'auto', timezone: 'Europe/Berlin' })).toEqual([
+      expect.stringMatching(/timezone "Europe\/Berlin" is not used: .*\(Asia\/Tokyo\).*"manual"/),
+    ]);
+    expect(notices({ timezoneMode: 'auto', timezone: 'Asia/Tokyo' })).toEqual([]);
+    expect(notices({ timezoneMode: 'manual', timezone: 'Europe/Berlin' })).toEqual([]);
+    expect(notices({ timezone: 'Europe/Berlin' })).toEqual([]);
+  });
+
   it('suggests only near keys', () => {
     expect(closest('modle', ['model', 'provider'])).toBe('model');
     expect(closest('abc', ['model'])).toBeUndefined();
