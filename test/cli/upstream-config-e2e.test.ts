@@ -137,11 +137,15 @@ describe('keys set but not acted on, and unknown keys, are named', () => {
     const home = await configuredHome((c) => {
       Object.assign(c.agents.defaults, { modle: 'gpt-x' });
       Object.assign(c, { tools: { exec: { timout: 5 } } });
+      c.providers.openruter = { apiKey: 'sk-or' };
     });
     const doctor = await runCli(['doctor'], home);
     expect(doctor.code).toBe(0);
     expect(doctor.stdout).toContain('! Settings: unknown key agents.defaults.modle, ignored — did you mean `model`?');
     expect(doctor.stdout).toContain('unknown key tools.exec.timout, ignored — did you mean `timeout`?');
+    expect(doctor.stdout).toContain(
+      'providers.openruter is not a built-in provider and has no apiBase, so it is never used; did you mean providers.openrouter?',
+    );
     expect(doctor.stdout).not.toContain('Settings: consistent');
     const status = await runCli(['status'], home);
     expect(status.code).toBe(0);

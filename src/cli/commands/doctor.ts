@@ -9,12 +9,13 @@ import { join } from 'node:path';
 import type { LoadedConfig } from '../../config/load.js';
 import { effectiveModel, type ModelSettings } from '../../config/model.js';
 import { configNotices } from '../../config/notices.js';
+import { closest } from '../../config/unknown-keys.js';
 import { adapterOptions, fallbackModels, resolveModel } from '../../providers/chain.js';
 import { findPrice } from '../../providers/cost.js';
 import { createProvider } from '../../providers/index.js';
 import { findOAuthProvider, oauthStatus } from '../../providers/oauth/index.js';
 import type { ProviderOptions } from '../../providers/options.js';
-import { findSpec } from '../../providers/registry.js';
+import { findSpec, PROVIDERS } from '../../providers/registry.js';
 import { isResolveError, type ResolvedProvider } from '../../providers/resolve.js';
 import { errorMessage, UserError } from '../../util/errors.js';
 import type { GlobalOptions } from '../main.js';
@@ -152,7 +153,12 @@ function checkSettings(loaded: LoadedConfig, model: ModelSettings, env: NodeJS.P
   }
   for (const [name, block] of Object.entries(loaded.config.providers)) {
     if (!findSpec(name) && name !== 'assemblyai' && !block.apiBase && block.apiKey) {
-      problems.push(`providers.${name} is not a built-in provider and has no apiBase, so it is never used`);
+      const near = closest(
+        name,
+        PROVIDERS.map((spec) => spec.name),
+      );
+      const hint = near ? `; did you mean providers.${near}?` : '';
+      problems.push(`providers.${name} is not a built-in provider and has no apiBase, so it is never used${hint}`);
     }
   }
   if (problems.length === 0) report('ok', 'Settings', 'consistent');
