@@ -36,7 +36,10 @@ describe('upstream homes, untouched', () => {
     const doctor = await runCli(['doctor'], home.home);
     expect(doctor.stdout).toContain('✓ Settings: consistent');
     expect(doctor.stdout).toContain('Model test-model');
-    expect((await runCli(['status'], home.home)).stdout).not.toContain('Config notes');
+    const status = (await runCli(['status'], home.home, { TZ: 'Asia/Tokyo' })).stdout;
+    expect(status).not.toContain('Config notes');
+    // Upstream wrote timezoneMode "manual" (pyhome) or no mode beside a timezone (v0.3.0): the zone as written.
+    expect(status).toContain(`Time zone:  ${name === 'py030home' ? 'UTC' : 'Europe/Berlin'}\n`);
   });
 
   it('onboard on a pyhome completes it (upstream’s values and nulls kept) instead of refusing it', async () => {
@@ -150,6 +153,13 @@ describe('keys set but not acted on, and unknown keys, are named', () => {
     const status = await runCli(['status'], home);
     expect(status.code).toBe(0);
     expect(status.stdout).toContain('  ! unknown key agents.defaults.modle, ignored — did you mean `model`?');
+  });
+
+  it('timezoneMode "auto" (what onboard writes) follows the system’s zone', async () => {
+    const home = await configuredHome(() => {});
+    const status = await runCli(['status'], home, { TZ: 'Asia/Tokyo' });
+    expect(status.stdout).toContain("Time zone:  Asia/Tokyo (auto: the system's)");
+    expect(status.stdout).toMatch(/agents\.defaults\.timezone "[^"]+" is not used: timezoneMode is "auto"/);
   });
 
   it('an environment override counts as set (NANOBOT_TOOLS__MY__ALLOW_SET)', async () => {

@@ -39,6 +39,8 @@ export async function runStatus(opts: GlobalOptions): Promise<void> {
   const fallbacks = fallbackModels(loaded).map((f) => f.model);
   out(`Fallbacks:  ${fallbacks.length ? fallbacks.join(' → ') : 'none'}`);
   out(`Workspace-restricted tools: ${config.tools.restrictToWorkspace ? 'yes' : 'no'}`);
+  const { timezone, timezoneMode } = config.agents.defaults;
+  out(`Time zone:  ${timezone}${timezoneMode === 'auto' ? " (auto: the system's)" : ''}`);
   const notices = configNotices(loaded.raw, env);
   if (notices.length) {
     out();
