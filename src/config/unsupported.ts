@@ -25,8 +25,8 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   { path: 'agents.defaults.botName', reason: `the name in CLI prompts; ${PARALLEL}`, default: 'nanobot' },
   { path: 'agents.defaults.botIcon', reason: `the icon in CLI prompts; ${PARALLEL}`, default: '🐈' },
   { path: 'gateway.restartMode', reason: `how /restart restarts the gateway; ${PARALLEL}`, default: 'auto' },
-  { path: 'providers.*.proxy', reason: `HTTP proxy for model requests; ${PARALLEL}` },
-  { path: 'tools.web.proxy', reason: `HTTP proxy for web_search/web_fetch; ${PARALLEL}` },
+  { path: 'providers.*.proxy', reason: `HTTP proxy for model requests; ${PARALLEL}`, default: '' },
+  { path: 'tools.web.proxy', reason: `HTTP proxy for web_search/web_fetch; ${PARALLEL}`, default: '' },
   {
     path: 'agents.defaults.contextBlockLimit',
     reason: 'a fixed prompt budget; the history budget here is contextWindowTokens minus maxTokens',

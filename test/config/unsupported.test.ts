@@ -168,7 +168,7 @@ describe('config notices', () => {
       tools: { my: { enable: true, allowSet: true }, cliApps: { enable: true }, imageGeneration: { enabled: true } },
       transcription: { enabled: true, provider: 'groq', language: null },
       channels: { transcriptionLanguage: 'de', qq: { enabled: true }, weixin: { enabled: false, token: '' } },
-      providers: { openai: { proxy: 'http://127.0.0.1:3128' }, custom: { proxy: null } },
+      providers: { openai: { proxy: 'http://127.0.0.1:3128' }, custom: { proxy: null }, groq: { proxy: '' } },
       gateway: { restartMode: 'exit' },
     });
     expect(notices.map((n) => n.path)).toEqual([
