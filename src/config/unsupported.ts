@@ -33,7 +33,9 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   },
   {
     path: 'agents.defaults.failOnToolError',
-    reason: 'tool errors are always fed back to the model here; a later issue adds stopping the turn',
+    // Upstream's default (true) ends a turn at the first tool error; here every tool error goes back to the model,
+    // which is upstream's `false`. Only a value other than upstream's default is reported, like every entry.
+    reason: 'here every tool error goes back to the model (upstream’s false); ending the turn (true) comes later',
     default: true,
   },
   {
@@ -70,7 +72,7 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   },
   {
     path: 'tools.webuiAllowLocalServiceAccess',
-    reason: 'the WebUI has no Full Access mode here; exec reaches local services as tools.ssrfWhitelist says',
+    reason: 'the WebUI has no Full Access mode in this version (a later issue)',
     default: true,
   },
   {
