@@ -171,7 +171,8 @@ describe('config notices', () => {
       providers: { openai: { proxy: 'http://127.0.0.1:3128' }, custom: { proxy: null }, groq: { proxy: '' } },
       gateway: { restartMode: 'exit' },
     });
-    expect(notices.map((n) => n.path)).toEqual([
+    // Filtered by the registry: an entry removed when its key starts working drops out here by itself.
+    const expected = [
       'agents.defaults.unifiedSession',
       'agents.defaults.botName',
       'gateway.restartMode',
@@ -181,7 +182,9 @@ describe('config notices', () => {
       'transcription',
       'channels.transcriptionLanguage',
       'channels.qq',
-    ]);
+    ].filter((path) => isRegistered(path.split('.')));
+    expect(expected.length).toBeGreaterThan(4);
+    expect(notices.map((n) => n.path)).toEqual(expected);
     expect(notices.every((n) => n.kind === 'unsupported' && n.text.startsWith('not supported in this version: '))).toBe(
       true,
     );
