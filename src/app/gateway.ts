@@ -12,6 +12,7 @@ import { buildEnabledChannels } from '../channels/registry.js';
 import { OutboundRouter } from '../channels/router.js';
 import { bindWebUi } from '../channels/websocket/backend.js';
 import { type LoadedConfig, loadConfig } from '../config/load.js';
+import { configNotices } from '../config/notices.js';
 import { type ConfigWatcher, watchConfigFile } from '../gateway/config-watch.js';
 import { DeliveryTracker } from '../gateway/deliveries.js';
 import { Dispatcher } from '../gateway/dispatcher.js';
@@ -190,6 +191,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     );
   }
 
+  // Keys set in the config that this version does not act on, or that nobody knows (a typo): said once, at start.
+  for (const notice of configNotices(loaded.raw, env)) log.warn(`config: ${notice.text}`);
   log.info(
     `gateway: listening on http://${host}:${health.port}/health · model ${agent.model.model} via ` +
       `${agent.provider.name} · ${channels.length} channel(s) · up to ${dispatcher.maxConcurrentSessions} sessions at once`,

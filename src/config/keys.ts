@@ -7,15 +7,9 @@
 type Json = unknown;
 
 /** Paths (dot-joined, `*` = any key) whose children are user-named entries. */
-const NAMED_ENTRY_PARENTS = [
-  'providers',
-  'modelPresets',
-  'tools.mcpServers',
-  'tools.cliApps',
-  'agents.defaults.modelPrices',
-];
+const NAMED_ENTRY_PARENTS = ['providers', 'modelPresets', 'tools.mcpServers', 'agents.defaults.modelPrices'];
 /** Keys whose whole value is user data: never converted. */
-const OPAQUE_KEYS = new Set(['extraHeaders', 'extraBody', 'extraQuery', 'env', 'headers']);
+export const OPAQUE_KEYS: ReadonlySet<string> = new Set(['extraHeaders', 'extraBody', 'extraQuery', 'env', 'headers']);
 
 export const snakeToCamel = (key: string): string => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 

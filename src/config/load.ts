@@ -10,6 +10,7 @@ import type { z } from 'zod';
 import { UserError } from '../util/errors.js';
 import { expandHome } from '../util/fs.js';
 import { isNamedEntry, isPlainObject, normalizeKeys, snakeToCamel } from './keys.js';
+import { type PrepareOptions, prepareTree } from './prepare.js';
 import { type Config, ConfigSchema } from './schema.js';
 
 export interface LoadedConfig {
@@ -30,6 +31,8 @@ export interface LoadOptions {
   workspace?: string;
   env?: NodeJS.ProcessEnv;
   home?: string;
+  /** The host's time zone for `timezoneMode: "auto"` (tests pin it). */
+  systemTimezone?: () => string;
 }
 
 export function defaultConfigPath(home = homedir()): string {
@@ -123,9 +126,16 @@ export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, path: str
 
 /**
  * Validates a normalised tree; errors name each path (`agents.defaults.maxTokens: expected a number`).
+ * `null` anywhere means "unset" and upstream's old key names are read (prepare.ts), as upstream does.
  * An env override parsed as JSON (a number, say) where the schema wants a string is put back as the string.
  */
-export function parseConfig(tree: unknown, source = 'config', envStrings = new Map<string, string>()): Config {
+export function parseConfig(
+  input: unknown,
+  source = 'config',
+  envStrings = new Map<string, string>(),
+  prepare: PrepareOptions = {},
+): Config {
+  const tree = isPlainObject(input) ? prepareTree(input, prepare) : input;
   let result = ConfigSchema.safeParse(tree);
   if (!result.success && envStrings.size > 0 && isPlainObject(tree)) {
     let changed = false;
@@ -187,7 +197,12 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
   const raw = await readRawConfig(configPath);
   const overrides = applyEnvOverrides(raw, env);
   const effective = interpolateEnv(overrides.tree, env);
-  const config = parseConfig(effective, configPath, overrides.strings);
+  const config = parseConfig(
+    effective,
+    configPath,
+    overrides.strings,
+    options.systemTimezone ? { systemTimezone: options.systemTimezone } : {},
+  );
   const workspace = resolve(expandHome(options.workspace ?? config.agents.defaults.workspace, home));
   const runtime = {
     llmTimeoutMs: positiveNumber(env.NANOBOT_LLM_TIMEOUT_S, 300) * 1000,

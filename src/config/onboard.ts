@@ -9,7 +9,8 @@ import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, WorkspaceFs } from '../security/wo
 import { writeFileAtomic } from '../util/fs.js';
 import { WORKSPACE_TEMPLATES } from '../util/paths.js';
 import { isPlainObject } from './keys.js';
-import { readRawConfig } from './load.js';
+import { applyEnvOverrides, interpolateEnv, parseConfig, readRawConfig } from './load.js';
+import { prepareTree } from './prepare.js';
 import { ConfigSchema } from './schema.js';
 
 /** Returns `existing` with every key of `defaults` it lacks; existing values (and unknown keys) win. */
@@ -32,12 +33,48 @@ export interface EnsureConfigResult {
   updated: boolean;
 }
 
-/** Creates the config file with defaults, or adds missing keys to it. `${VAR}` references stay as written. */
-export async function ensureConfigFile(configPath: string): Promise<EnsureConfigResult> {
+/**
+ * The defaults a config file lacks, as upstream's onboard writes them: the time zone as `timezoneMode: "auto"` plus
+ * the zone detected now, unless the file already says how it picks its zone (a file with `timezone` and no
+ * `timezoneMode` is "manual" to upstream, and adding "auto" would change that).
+ */
+export function defaultsFor(raw: Record<string, unknown>): Record<string, unknown> {
+  const defaults = ConfigSchema.parse(prepareTree({})) as Record<string, unknown>;
+  const own = isPlainObject(raw.agents) ? raw.agents.defaults : undefined;
+  if (isPlainObject(own) && ('timezone' in own || 'timezoneMode' in own)) {
+    const filled = (defaults.agents as { defaults: Record<string, unknown> }).defaults;
+    delete filled.timezone;
+    delete filled.timezoneMode;
+  }
+  return defaults;
+}
+
+/**
+ * Checks a tree the way loading it would (env overrides, `${VAR}`, schema), so nothing is written that the next
+ * command would refuse. Throws the loader's UserError, naming the keys. A `${VAR}` not exported here stays as
+ * written: it may well be set where nanobot runs (a service's environment), and loading says so if it is not.
+ */
+export function validateForWrite(tree: Record<string, unknown>, configPath: string, env: NodeJS.ProcessEnv): void {
+  const overrides = applyEnvOverrides(tree, env);
+  const lenient = new Proxy(env, {
+    get: (target, name) =>
+      typeof name === 'string' && target[name] === undefined ? `\${${name}}` : target[name as string],
+  });
+  parseConfig(interpolateEnv(overrides.tree, lenient), configPath, overrides.strings);
+}
+
+/**
+ * Creates the config file with defaults, or adds missing keys to it. `${VAR}` references stay as written.
+ * A file that would not load is refused before anything is written: it is left exactly as it was.
+ */
+export async function ensureConfigFile(
+  configPath: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<EnsureConfigResult> {
   const exists = existsSync(configPath);
   const raw = await readRawConfig(configPath);
-  const defaults = ConfigSchema.parse({}) as Record<string, unknown>;
-  const merged = mergeMissing(raw, defaults);
+  const merged = mergeMissing(raw, defaultsFor(raw));
+  validateForWrite(merged, configPath, env);
   const text = `${JSON.stringify(merged, null, 2)}\n`;
   const before = exists ? `${JSON.stringify(raw, null, 2)}\n` : '';
   if (exists && text === before) return { created: false, updated: false };
@@ -80,10 +117,11 @@ async function listFiles(dir: string): Promise<string[]> {
 export async function updateConfigFile(
   configPath: string,
   mutate: (raw: Record<string, unknown>) => void,
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<void> {
-  const raw = mergeMissing(await readRawConfig(configPath), ConfigSchema.parse({}) as Record<string, unknown>);
+  const existing = await readRawConfig(configPath);
+  const raw = mergeMissing(existing, defaultsFor(existing));
   mutate(raw);
-  const checked = ConfigSchema.safeParse(raw);
-  if (!checked.success) throw new Error(`refusing to write an invalid config: ${checked.error.message}`);
+  validateForWrite(raw, configPath, env);
   await writeFileAtomic(configPath, `${JSON.stringify(raw, null, 2)}\n`, 0o600);
 }

@@ -66,6 +66,8 @@ export const AgentDefaultsSchema = z.looseObject({
   toolHintMaxLength: z.int().nonnegative().default(40),
   reasoningEffort: z.string().nullable().default(null),
   timezone: z.string().default('UTC'),
+  /** `auto`: the system's zone replaces `timezone` on every load (prepare.ts); `manual`: `timezone` as written. */
+  timezoneMode: z.enum(['auto', 'manual']).default('auto'),
   unifiedSession: z.boolean().default(false),
   disabledSkills: z.array(z.string()).default([]),
   idleCompactAfterMinutes: z.number().nonnegative().default(15),
@@ -106,7 +108,8 @@ export const ProviderConfigSchema = z.looseObject({
 const ChannelBlockSchema = z.looseObject({
   enabled: z.boolean().default(false),
   allowFrom: z.array(z.union([z.string(), z.number()]).transform(String)).default([]),
-  groupPolicy: z.enum(['mention', 'open', 'allowlist']).optional(),
+  /** Each channel checks its own values (src/channels/settings.ts); upstream's channels have others. */
+  groupPolicy: z.string().optional(),
 });
 
 export const ChannelsSchema = z
@@ -149,7 +152,12 @@ export const McpServerSchema = z.looseObject({
 
 export const ExecConfigSchema = z.looseObject({
   enable: z.boolean().default(true),
-  timeout: z.int().min(1).max(600).default(60),
+  /** Seconds; upstream's 0 ("no limit") and anything longer get the exec tool's cap (600 s) instead of a refusal. */
+  timeout: z
+    .int()
+    .nonnegative()
+    .default(60)
+    .transform((seconds) => (seconds === 0 ? 600 : Math.min(seconds, 600))),
   pathPrepend: z.string().default(''),
   pathAppend: z.string().default(''),
   /** `auto` = bubblewrap when installed; `""` is nanobot's spelling of `none`. */
@@ -174,7 +182,12 @@ export const ToolsSchema = z.looseObject({
           provider: z.string().default('duckduckgo'),
           apiKey: z.string().nullish(),
           baseUrl: z.string().nullish(),
-          maxResults: z.int().min(1).max(10).default(5),
+          /** Upstream has no upper bound; more than 10 is read as 10 (the most the search tool asks for). */
+          maxResults: z
+            .int()
+            .min(1)
+            .default(5)
+            .transform((n) => Math.min(n, 10)),
           timeout: z.number().positive().default(30),
         })
         .prefault({}),
@@ -183,7 +196,14 @@ export const ToolsSchema = z.looseObject({
     .prefault({}),
   exec: ExecConfigSchema.prefault({}),
   file: z.looseObject({ enable: z.boolean().default(true) }).prefault({}),
-  cliApps: z.record(z.string(), z.unknown()).default({}),
+  cliApps: z
+    .looseObject({
+      enable: z.boolean().default(true),
+      installTimeout: z.number().positive().default(300),
+      runTimeout: z.number().positive().default(60),
+      catalogTtlSeconds: z.number().positive().default(3600),
+    })
+    .prefault({}),
   my: z.looseObject({ enable: z.boolean().default(true), allowSet: z.boolean().default(false) }).prefault({}),
   imageGeneration: z
     .looseObject({

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
-import { editConfig, runCli, tempHome } from './cli-helpers.js';
+import { editConfig, runCli, tempHome, withoutFirstRunNote } from './cli-helpers.js';
 
 let fake: FakeLLM | undefined;
 afterEach(async () => {
@@ -129,7 +129,7 @@ describe('nanobot agent when it cannot get an answer', () => {
       ANTHROPIC_API_KEY: 'sk-ant-env',
       NANOBOT_PROVIDERS__ANTHROPIC__API_BASE: fake.url,
     });
-    expect(result.stderr).toBe('');
+    expect(withoutFirstRunNote(result.stderr)).toBe('');
     expect(result.stdout.trim()).toBe('hello from env key');
     expect(fake.requests[0]?.headers['x-api-key']).toBe('sk-ant-env');
     expect(fake.requests[0]?.body).toMatchObject({ model: 'claude-opus-4-5' });

@@ -81,3 +81,8 @@ export function editConfig(home: string, edit: (config: ConfigJson) => void): vo
   edit(config);
   writeFileSync(path, JSON.stringify(config, null, 2));
 }
+
+/** stderr without the one line a first run prints when it creates `~/.nanobot/config.json`. */
+export function withoutFirstRunNote(stderr: string): string {
+  return stderr.replace(/^nanobot: created \S+config\.json with the defaults [^\n]*\n/, '');
+}

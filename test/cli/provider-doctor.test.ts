@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
 import { type FakeWeb, json, startFakeWeb } from '../helpers/fake-web.js';
-import { editConfig, runCli, tempHome } from './cli-helpers.js';
+import { editConfig, runCli, tempHome, withoutFirstRunNote } from './cli-helpers.js';
 
 let web: FakeWeb | undefined;
 let llm: FakeLLM | undefined;
@@ -42,7 +42,7 @@ describe('nanobot provider login / logout', () => {
     const home = tempHome();
     const env = await fakeGitHub();
     const login = await runCli(['provider', 'login', 'github-copilot', '--set-main'], home, env);
-    expect(login.stderr).toBe('');
+    expect(withoutFirstRunNote(login.stderr)).toBe('');
     expect(login.code).toBe(0);
     expect(login.stdout).toContain('enter the code CODE-0001');
     expect(login.stdout).toContain('Signed in to GitHub Copilot as octocat.');
@@ -79,7 +79,7 @@ describe('nanobot provider login / logout', () => {
       NANOBOT_OPENAI_CODEX_CALLBACK_PORT: '0',
     };
     const login = await runCli(['provider', 'login', 'openai-codex'], home, env, 'pasted-code\n');
-    expect(login.stderr).toBe('');
+    expect(withoutFirstRunNote(login.stderr)).toBe('');
     expect(login.stdout).toContain(`${web.url('/oauth/authorize')}?response_type=code`);
     expect(login.stdout).toContain('Signed in to OpenAI Codex.');
     const exchange = new URLSearchParams(web.requests[0]?.body);

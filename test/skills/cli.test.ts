@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BUILTIN_SKILLS } from '../../src/util/paths.js';
-import { editConfig, runCli, tempHome } from '../cli/cli-helpers.js';
+import { editConfig, runCli, tempHome, withoutFirstRunNote } from '../cli/cli-helpers.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
 import { fakeBins, skillText, tempDir, writeSkill } from './helpers.js';
 
@@ -54,7 +54,7 @@ describe('nanobot skills', () => {
     );
 
     const installed = await runCli(['skills', 'install', source], home, { PATH: '/nonexistent' });
-    expect(installed.stderr).toBe('');
+    expect(withoutFirstRunNote(installed.stderr)).toBe('');
     expect(installed.code).toBe(0);
     const target = join(workspaceOf(home), 'skills', 'deploy-notes');
     expect(installed.stdout).toBe(
@@ -97,7 +97,7 @@ describe('nanobot skills', () => {
     const source = writeSkill(tempDir('nb-src-'), 'nodesc', skillText('name: nodesc'));
     const result = await runCli(['skills', 'install', source], home);
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(
+    expect(withoutFirstRunNote(result.stderr)).toMatch(
       /^Error: Invalid SKILL\.md in .*nodesc \(SKILL\.md\): description is required: say what the skill does/,
     );
     expect(result.stderr).toContain('Hint: SKILL.md must start with a frontmatter block:');

@@ -8,12 +8,14 @@ import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LoadedConfig } from '../../config/load.js';
 import { effectiveModel, type ModelSettings } from '../../config/model.js';
+import { configNotices } from '../../config/notices.js';
+import { closest } from '../../config/unknown-keys.js';
 import { adapterOptions, fallbackModels, resolveModel } from '../../providers/chain.js';
 import { findPrice } from '../../providers/cost.js';
 import { createProvider } from '../../providers/index.js';
 import { findOAuthProvider, oauthStatus } from '../../providers/oauth/index.js';
 import type { ProviderOptions } from '../../providers/options.js';
-import { findSpec } from '../../providers/registry.js';
+import { findSpec, PROVIDERS } from '../../providers/registry.js';
 import { isResolveError, type ResolvedProvider } from '../../providers/resolve.js';
 import { errorMessage, UserError } from '../../util/errors.js';
 import type { GlobalOptions } from '../main.js';
@@ -74,7 +76,7 @@ export async function runDoctor(opts: GlobalOptions & DoctorFlags, deps: DoctorD
     await checkCredentials(loaded, resolved, report);
     checkBaseUrl(resolved, report);
   }
-  checkSettings(loaded, model, report);
+  checkSettings(loaded, model, env, report);
   checkFallbacks(loaded, env, report);
   checkPresets(loaded, env, report);
   checkPrices(loaded, model, resolved, report);
@@ -140,15 +142,23 @@ function checkBaseUrl(resolved: ResolvedProvider, report: Report): void {
   }
 }
 
-/** Settings that load fine but cannot work together. */
-function checkSettings(loaded: LoadedConfig, model: ModelSettings, report: Report): void {
-  const problems: string[] = [];
+/**
+ * Settings that load fine but cannot work together, keys this version does not act on yet, and unknown keys
+ * (typos): each one named, so nothing set is silently ignored.
+ */
+function checkSettings(loaded: LoadedConfig, model: ModelSettings, env: NodeJS.ProcessEnv, report: Report): void {
+  const problems = configNotices(loaded.raw, env).map((notice) => notice.text);
   if (model.maxTokens >= model.contextWindowTokens) {
     problems.push(`maxTokens (${model.maxTokens}) must be below contextWindowTokens (${model.contextWindowTokens})`);
   }
   for (const [name, block] of Object.entries(loaded.config.providers)) {
     if (!findSpec(name) && name !== 'assemblyai' && !block.apiBase && block.apiKey) {
-      problems.push(`providers.${name} is not a built-in provider and has no apiBase, so it is never used`);
+      const near = closest(
+        name,
+        PROVIDERS.map((spec) => spec.name),
+      );
+      const hint = near ? `; did you mean providers.${near}?` : '';
+      problems.push(`providers.${name} is not a built-in provider and has no apiBase, so it is never used${hint}`);
     }
   }
   if (problems.length === 0) report('ok', 'Settings', 'consistent');

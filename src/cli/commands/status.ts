@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LoadedConfig } from '../../config/load.js';
 import { effectiveModel } from '../../config/model.js';
+import { configNotices } from '../../config/notices.js';
 import { fallbackModels, resolveModel } from '../../providers/chain.js';
 import { PROVIDERS } from '../../providers/registry.js';
 import type { ResolvedProvider } from '../../providers/resolve.js';
@@ -38,6 +39,14 @@ export async function runStatus(opts: GlobalOptions): Promise<void> {
   const fallbacks = fallbackModels(loaded).map((f) => f.model);
   out(`Fallbacks:  ${fallbacks.length ? fallbacks.join(' → ') : 'none'}`);
   out(`Workspace-restricted tools: ${config.tools.restrictToWorkspace ? 'yes' : 'no'}`);
+  const { timezone, timezoneMode } = config.agents.defaults;
+  out(`Time zone:  ${timezone}${timezoneMode === 'auto' ? " (auto: the system's)" : ''}`);
+  const notices = configNotices(loaded.raw, env);
+  if (notices.length) {
+    out();
+    out('Config notes (set, but nothing acts on them):');
+    for (const notice of notices) out(`  ! ${notice.text}`);
+  }
   out();
   out('API keys:');
   let any = false;

@@ -1,0 +1,171 @@
+/**
+ * Keys of upstream nanobot's config that this version accepts but does not act on yet, each with why and what
+ * brings it. `doctor`, `status` and the gateway's start-up log name every one a user's config sets (a value other
+ * than upstream's default), so nothing a user set is silently ignored. Remove an entry when its key starts working.
+ */
+import { isPlainObject } from './keys.js';
+
+export interface UnsupportedKey {
+  /** Dot path in camelCase; `*` stands for any name (`providers.*.proxy`). A block covers every key under it. */
+  path: string;
+  /** One line: what it does upstream and when it comes here. */
+  reason: string;
+  /** Upstream's default: a value equal to it (or null) is not "set". A block compares key by key. */
+  default?: unknown;
+  /** Overrides the comparison with the default (channel blocks count when enabled). */
+  isSet?: (value: unknown) => boolean;
+}
+
+const enabled = (value: unknown) => isPlainObject(value) && value.enabled === true;
+const PARALLEL = 'being added in this release (issue 17)';
+const MISSING_CHANNEL = 'channel not in nanobot-ts yet (a later issue adds it); the gateway does not start it';
+
+export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
+  { path: 'agents.defaults.unifiedSession', reason: `one session across all channels; ${PARALLEL}`, default: false },
+  { path: 'agents.defaults.botName', reason: `the name in CLI prompts; ${PARALLEL}`, default: 'nanobot' },
+  { path: 'agents.defaults.botIcon', reason: `the icon in CLI prompts; ${PARALLEL}`, default: '🐈' },
+  { path: 'gateway.restartMode', reason: `how /restart restarts the gateway; ${PARALLEL}`, default: 'auto' },
+  { path: 'providers.*.proxy', reason: `HTTP proxy for model requests; ${PARALLEL}`, default: '' },
+  { path: 'tools.web.proxy', reason: `HTTP proxy for web_search/web_fetch; ${PARALLEL}`, default: '' },
+  {
+    path: 'agents.defaults.contextBlockLimit',
+    reason: 'a fixed prompt budget; the history budget here is contextWindowTokens minus maxTokens',
+  },
+  {
+    path: 'agents.defaults.failOnToolError',
+    // Upstream's default (true) ends a turn at the first tool error; here every tool error goes back to the model,
+    // which is upstream's `false`. Only a value other than upstream's default is reported, like every entry.
+    reason: 'here every tool error goes back to the model (upstream’s false); ending the turn (true) comes later',
+    default: true,
+  },
+  {
+    path: 'agents.defaults.fallbackModels.*.contextWindowTokens',
+    reason: 'a fallback model uses the primary model’s context window here',
+  },
+  {
+    path: 'agents.defaults.dream.cron',
+    reason: 'Dream runs every dream.intervalH hours here; the legacy cron expression is not read',
+  },
+  { path: 'providers.*.displayName', reason: 'a label for upstream’s status; the block’s name is shown here' },
+  {
+    path: 'tools.my',
+    reason: 'the self-inspection tool `my` is not in nanobot-ts yet (a later issue)',
+    default: { enable: true, allowSet: false },
+  },
+  {
+    path: 'tools.cliApps',
+    reason: 'the CLI-apps tool is not in nanobot-ts yet (a later issue)',
+    default: { enable: true, installTimeout: 300, runTimeout: 60, catalogTtlSeconds: 3600 },
+  },
+  {
+    path: 'tools.imageGeneration',
+    reason: 'the image generation tool is not in nanobot-ts yet (a later issue)',
+    default: {
+      enabled: false,
+      provider: 'openrouter',
+      model: 'openai/gpt-5.4-image-2',
+      defaultAspectRatio: '1:1',
+      defaultImageSize: '1K',
+      maxImagesPerTurn: 4,
+      saveDir: 'generated',
+    },
+  },
+  {
+    path: 'tools.webuiAllowLocalServiceAccess',
+    reason: 'the WebUI has no Full Access mode in this version (a later issue)',
+    default: true,
+  },
+  {
+    path: 'tools.webuiAllowRemotePackageInstall',
+    reason: 'the WebUI does not install packages or skills here',
+    default: false,
+  },
+  {
+    path: 'transcription',
+    reason: 'voice messages are not transcribed yet (a later issue adds transcription)',
+    default: { enabled: true, maxDurationSec: 120, maxUploadMb: 25 },
+  },
+  {
+    path: 'providers.assemblyai',
+    reason: 'a voice transcription service; voice messages are not transcribed yet (a later issue)',
+    default: { apiType: 'auto' },
+  },
+  {
+    path: 'channels.transcriptionProvider',
+    reason: 'voice messages are not transcribed yet (deprecated upstream: transcription.provider)',
+    default: 'groq',
+  },
+  {
+    path: 'channels.transcriptionLanguage',
+    reason: 'voice messages are not transcribed yet (deprecated upstream: transcription.language)',
+  },
+  ...['dingtalk', 'mattermost', 'mochat', 'msteams', 'napcat', 'qq', 'signal', 'wecom', 'weixin', 'whatsapp'].map(
+    (name) => ({ path: `channels.${name}`, reason: MISSING_CHANNEL, isSet: enabled }),
+  ),
+];
+
+/**
+ * Keys upstream reads no more either (deprecated, or written by older releases): known, so not "unknown", and not
+ * reported, since setting them does nothing in upstream too.
+ */
+export const IGNORED_KEYS: readonly string[] = [
+  'channels.extractDocumentText',
+  'agents.defaults.dream.maxBatchSize',
+  'agents.defaults.dream.maxIterations',
+  'agents.defaults.dream.annotateLineAges',
+];
+
+export interface UnsupportedFinding {
+  /** The key as set (`providers.openai.proxy`). */
+  path: string;
+  /** The keys set inside a block (`enabled, model`), when the entry is a block. */
+  keys: string[];
+  reason: string;
+}
+
+/** The unsupported keys a (normalised, null-free) config tree sets. */
+export function findUnsupported(tree: Record<string, unknown>): UnsupportedFinding[] {
+  const found: UnsupportedFinding[] = [];
+  for (const entry of UNSUPPORTED_KEYS) {
+    for (const [path, value] of valuesAt(tree, entry.path.split('.'), [])) {
+      if (value === null || value === undefined) continue;
+      const keys = entry.isSet ? (entry.isSet(value) ? [] : undefined) : differingKeys(value, entry.default);
+      if (keys) found.push({ path: path.join('.'), keys, reason: entry.reason });
+    }
+  }
+  return found;
+}
+
+/** undefined: the value is upstream's default; else the keys of a block that differ (empty for a plain value). */
+function differingKeys(value: unknown, fallback: unknown): string[] | undefined {
+  if (isPlainObject(value) && isPlainObject(fallback)) {
+    const keys = Object.keys(value).filter((key) => value[key] !== null && !sameJson(value[key], fallback[key]));
+    return keys.length ? keys : undefined;
+  }
+  return fallback !== undefined && sameJson(value, fallback) ? undefined : [];
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Every value at a path with `*` segments (object members and array items), with its concrete path. */
+function valuesAt(node: unknown, path: string[], at: string[]): [string[], unknown][] {
+  if (path.length === 0) return [[at, node]];
+  const [head, ...rest] = path as [string, ...string[]];
+  if (head === '*') {
+    if (Array.isArray(node)) return node.flatMap((item, i) => valuesAt(item, rest, [...at, String(i)]));
+    if (!isPlainObject(node)) return [];
+    return Object.entries(node).flatMap(([key, child]) => valuesAt(child, rest, [...at, key]));
+  }
+  if (!isPlainObject(node) || !(head in node)) return [];
+  return valuesAt(node[head], rest, [...at, head]);
+}
+
+/** Is `path` (concrete) covered by an unsupported or ignored entry, itself or under a block? */
+export function isRegistered(path: string[]): boolean {
+  return [...UNSUPPORTED_KEYS.map((entry) => entry.path), ...IGNORED_KEYS].some((pattern) => {
+    const parts = pattern.split('.');
+    return parts.length <= path.length && parts.every((part, i) => part === '*' || part === path[i]);
+  });
+}

@@ -1,0 +1,250 @@
+/**
+ * Every key of upstream nanobot's config schema (nanobot/config/schema.py at 3852956a7, written out below as data)
+ * is either read by nanobot-ts or in the registry of keys not supported yet, which doctor/status/gateway report.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { findChannel } from '../../src/channels/registry.js';
+import { readRawConfig } from '../../src/config/load.js';
+import { configNotices } from '../../src/config/notices.js';
+import { closest, findUnknownKeys } from '../../src/config/unknown-keys.js';
+import { IGNORED_KEYS, isRegistered, UNSUPPORTED_KEYS } from '../../src/config/unsupported.js';
+import { findSpec } from '../../src/providers/registry.js';
+import { type UpstreamHomeName, upstreamHome } from '../helpers/upstream-homes.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+const each = (prefix: string, keys: string) =>
+  keys
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((key) => `${prefix}.${key}`);
+
+/** Upstream's key paths (camelCase, `*` = a user-chosen name or list index), from its pydantic models. */
+const UPSTREAM_PATHS: readonly string[] = [
+  ...each(
+    'agents.defaults',
+    `workspace modelPreset model provider maxTokens contextWindowTokens contextBlockLimit temperature fallbackModels
+     maxToolIterations maxConcurrentSubagents failOnToolError maxToolResultChars providerRetryMode toolHintMaxLength
+     reasoningEffort timezone timezoneMode botName botIcon unifiedSession disabledSkills idleCompactAfterMinutes
+     idleCompactCheckIntervalSeconds consolidationRatio`,
+  ),
+  ...each('agents.defaults.dream', 'enabled intervalH cron modelOverride'),
+  ...each(
+    'agents.defaults.fallbackModels.*',
+    'model provider maxTokens contextWindowTokens temperature reasoningEffort',
+  ),
+  ...each(
+    'channels',
+    `sendProgress sendToolHints showReasoning extractDocumentText sendMaxRetries transcriptionProvider
+     transcriptionLanguage`,
+  ),
+  ...each(
+    'channels',
+    `dingtalk discord email feishu matrix mattermost mochat msteams napcat qq signal slack telegram websocket wecom
+     weixin whatsapp`,
+  ),
+  ...each('transcription', 'enabled provider model language maxDurationSec maxUploadMb'),
+  ...each(
+    'providers',
+    `custom azureOpenai bedrock anthropic openai openrouter orcarouter assemblyai huggingface skywork deepseek groq
+     zhipu dashscope modelscope vllm ollama lmStudio atomicChat ovms gemini moonshot kimiCoding minimax
+     minimaxAnthropic mistral stepfun xiaomiMimo longcat antLing aihubmix siliconflow edenai novita volcengine
+     volcengineCodingPlan byteplus byteplusCodingPlan openaiCodex xaiGrok githubCopilot qianfan nvidia opencode
+     opencodeZen opencodeGo`,
+  ),
+  ...each('providers.*', 'displayName apiKey apiBase apiType extraHeaders extraBody extraQuery proxy thinkingStyle'),
+  ...each('providers.bedrock', 'region profile'),
+  ...each('api', 'host port timeout apiKey'),
+  ...each('gateway', 'host port restartMode'),
+  ...each('gateway.heartbeat', 'enabled intervalS keepRecentMessages'),
+  ...each('tools.web', 'enable proxy userAgent'),
+  ...each('tools.web.search', 'provider apiKey baseUrl maxResults timeout'),
+  'tools.web.fetch.useJinaReader',
+  ...each(
+    'tools.exec',
+    `enable timeout pathPrepend pathAppend sandbox sandboxRoBinds sandboxRwBinds allowedEnvKeys allowPatterns
+     denyPatterns`,
+  ),
+  'tools.file.enable',
+  ...each('tools.cliApps', 'enable installTimeout runTimeout catalogTtlSeconds'),
+  ...each('tools.my', 'enable allowSet'),
+  ...each(
+    'tools.imageGeneration',
+    'enabled provider model defaultAspectRatio defaultImageSize maxImagesPerTurn saveDir',
+  ),
+  ...each(
+    'tools',
+    `maxSessionMessagesPerMinute restrictToWorkspace webuiAllowLocalServiceAccess webuiAllowRemotePackageInstall
+     ssrfWhitelist`,
+  ),
+  ...each('tools.mcpServers.*', 'type auth command args env cwd url headers toolTimeout enabledTools'),
+  ...each('modelPresets.*', 'model provider maxTokens contextWindowTokens temperature reasoningEffort'),
+];
+
+/** Keys v0.3.0's onboard wrote that the latest upstream no longer reads. */
+const OLDER_UPSTREAM_PATHS = each('agents.defaults.dream', 'maxBatchSize maxIterations annotateLineAges');
+
+/** Where a key is read: our sources but the config plumbing that only names keys. */
+const NAMING_ONLY = ['schema.ts', 'unsupported.ts', 'unknown-keys.ts', 'prepare.ts', 'notices.ts'].map((f) =>
+  join('src', 'config', f),
+);
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((entry) => {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return path.endsWith('.ts') && !NAMING_ONLY.includes(relative(ROOT, path)) ? [path] : [];
+  });
+}
+const SOURCES = sourceFiles(join(ROOT, 'src')).map((file) => ({ file, text: readFileSync(file, 'utf8') }));
+
+const SAMPLE_NAMES: Record<string, string> = { fallbackModels: '0', mcpServers: 'srv', modelPresets: 'fast' };
+const concrete = (path: string) =>
+  path.split('.').map((part, i, parts) => (part === '*' ? (SAMPLE_NAMES[parts[i - 1] ?? ''] ?? 'openai') : part));
+
+/** A tree that sets `path` (list indexes make lists). */
+function treeWith(path: string[], value: unknown): Record<string, unknown> {
+  const root: Record<string, unknown> = {};
+  let node: Record<string, unknown> | unknown[] = root;
+  path.forEach((part, i) => {
+    const last = i === path.length - 1;
+    const next = last ? value : /^\d+$/.test(path[i + 1] ?? '') ? [] : {};
+    (node as Record<string, unknown>)[part] = next;
+    node = next as Record<string, unknown>;
+  });
+  return root;
+}
+
+describe('upstream’s config keys: honoured, or reported as not supported', () => {
+  it.each(UPSTREAM_PATHS)('%s', (path) => {
+    const at = concrete(path);
+    if (isRegistered(at)) return;
+    // Known to our schema: setting it is no "unknown key".
+    expect(findUnknownKeys(treeWith(at, {}))).toEqual([]);
+    const [section, name] = at;
+    const leaf = at.at(-1) as string;
+    if (section === 'channels' && at.length === 2 && !/^[a-z]+[A-Z]/.test(leaf)) {
+      expect(findChannel(leaf), `channels.${leaf} is neither a channel of ours nor in the registry`).toBeDefined();
+    } else if (section === 'providers' && at.length === 2) {
+      expect(findSpec(name ?? ''), `providers.${name} is neither a provider of ours nor in the registry`).toBeDefined();
+    } else {
+      const readers = SOURCES.filter(({ text }) => new RegExp(`\\b${leaf}\\b`).test(text));
+      expect(
+        readers.length,
+        `${path}: nothing in src/ reads "${leaf}"; honour it or add it to unsupported.ts`,
+      ).toBeGreaterThan(0);
+    }
+  });
+
+  it('lists no key upstream does not have', () => {
+    const upstream = [...UPSTREAM_PATHS, ...OLDER_UPSTREAM_PATHS];
+    const patterns = [...UNSUPPORTED_KEYS.map((entry) => entry.path), ...IGNORED_KEYS];
+    for (const pattern of patterns) {
+      const covers = upstream.some((path) => path === pattern || path.startsWith(`${pattern}.`));
+      expect(covers, `${pattern} is not an upstream key`).toBe(true);
+    }
+  });
+});
+
+describe('upstream’s own homes', () => {
+  it.each(['pyhome', 'pyhome-agentonly', 'py030home'] as UpstreamHomeName[])(
+    '%s: its onboard output sets nothing unsupported and nothing unknown',
+    async (name) => {
+      const home = upstreamHome(name);
+      try {
+        expect(configNotices(await readRawConfig(home.configPath))).toEqual([]);
+      } finally {
+        home.cleanup();
+      }
+    },
+  );
+});
+
+describe('config notices', () => {
+  it('names each unsupported key that is set, with its reason, and not the ones left at upstream’s default', () => {
+    const notices = configNotices({
+      agents: { defaults: { unifiedSession: true, failOnToolError: true, botName: 'Max' } },
+      tools: { my: { enable: true, allowSet: true }, cliApps: { enable: true }, imageGeneration: { enabled: true } },
+      transcription: { enabled: true, provider: 'groq', language: null },
+      channels: { transcriptionLanguage: 'de', qq: { enabled: true }, weixin: { enabled: false, token: '' } },
+      providers: { openai: { proxy: 'http://127.0.0.1:3128' }, custom: { proxy: null }, groq: { proxy: '' } },
+      gateway: { restartMode: 'exit' },
+    });
+    // Filtered by the registry: an entry removed when its key starts working drops out here by itself.
+    const expected = [
+      'agents.defaults.unifiedSession',
+      'agents.defaults.botName',
+      'gateway.restartMode',
+      'providers.openai.proxy',
+      'tools.my',
+      'tools.imageGeneration',
+      'transcription',
+      'channels.transcriptionLanguage',
+      'channels.qq',
+    ].filter((path) => isRegistered(path.split('.')));
+    expect(expected.length).toBeGreaterThan(4);
+    expect(notices.map((n) => n.path)).toEqual(expected);
+    expect(notices.every((n) => n.kind === 'unsupported' && n.text.startsWith('not supported in this version: '))).toBe(
+      true,
+    );
+    expect(notices.find((n) => n.path === 'tools.my')?.text).toMatch(/tools\.my \(allowSet\) — .*`my`/);
+    expect(notices.find((n) => n.path === 'transcription')?.text).toMatch(/transcription \(provider\) — /);
+  });
+
+  it('reads upstream’s old spellings under their current names (tools.myEnabled is tools.my.enable)', () => {
+    expect(configNotices({ tools: { myEnabled: false } }).map((n) => n.text)).toEqual([
+      expect.stringMatching(/^not supported in this version: tools\.my \(enable\)/),
+    ]);
+    expect(configNotices({ agents: { defaults: { sessionTtlMinutes: 5, dream: { model: 'fast' } } } })).toEqual([]);
+  });
+
+  it('reports unknown keys at every level with the nearest known key, and never a known one', () => {
+    const notices = configNotices({
+      agents: { defaults: { modle: 'x', maxTokns: 5, dream: { intervalHours: 3 }, fallbackModels: [{ modle: 'y' }] } },
+      providers: { openai: { apiKye: 'k' } },
+      tools: { exec: { timout: 5 }, mcpServers: { fs: { comand: 'npx' } }, mY: { enable: true } },
+      channels: { telegarm: { enabled: true }, sendProgres: true, telegram: { anyKeyOfItsOwn: 1 } },
+      gateway: { heartbeat: { intervalSec: 5 } },
+      modelPresets: { fast: { model: 'm', temprature: 1 } },
+      zzzz: 1,
+    });
+    const found = notices.map((n) => [n.path, /did you mean `([^`]+)`/.exec(n.text)?.[1]]);
+    expect(found.sort()).toEqual(
+      [
+        ['agents.defaults.modle', 'model'],
+        ['agents.defaults.maxTokns', 'maxTokens'],
+        ['agents.defaults.dream.intervalHours', undefined],
+        ['agents.defaults.fallbackModels.0.modle', 'model'],
+        ['modelPresets.fast.temprature', 'temperature'],
+        ['providers.openai.apiKye', 'apiKey'],
+        ['channels.telegarm', 'telegram'],
+        ['channels.sendProgres', 'sendProgress'],
+        ['gateway.heartbeat.intervalSec', 'intervalS'],
+        ['tools.exec.timout', 'timeout'],
+        ['tools.mcpServers.fs.comand', 'command'],
+        ['tools.mY', 'my'],
+        ['zzzz', undefined],
+      ].sort(),
+    );
+    expect(notices.every((n) => n.kind === 'unknown' && n.text.includes('ignored'))).toBe(true);
+  });
+
+  it('says when timezone is written but timezoneMode "auto" means the system’s zone is used instead', () => {
+    const tokyo = () => 'Asia/Tokyo';
+    const notices = (defaults: Record<string, unknown>) =>
+      configNotices({ agents: { defaults } }, {}, tokyo).map((n) => n.text);
+    expect(notices({ timezoneMode: 'auto', timezone: 'Europe/Berlin' })).toEqual([
+      expect.stringMatching(/timezone "Europe\/Berlin" is not used: .*\(Asia\/Tokyo\).*"manual"/),
+    ]);
+    expect(notices({ timezoneMode: 'auto', timezone: 'Asia/Tokyo' })).toEqual([]);
+    expect(notices({ timezoneMode: 'manual', timezone: 'Europe/Berlin' })).toEqual([]);
+    expect(notices({ timezone: 'Europe/Berlin' })).toEqual([]);
+  });
+
+  it('suggests only near keys', () => {
+    expect(closest('modle', ['model', 'provider'])).toBe('model');
+    expect(closest('abc', ['model'])).toBeUndefined();
+    expect(closest('proivder', ['model', 'provider'])).toBe('provider');
+  });
+});
