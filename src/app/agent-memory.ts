@@ -38,6 +38,7 @@ export async function buildMemory(
     timezone: config.agents.defaults.timezone,
     history,
     skills,
+    unifiedSession: config.agents.defaults.unifiedSession,
     log,
   });
   const consolidator = new Consolidator({

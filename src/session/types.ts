@@ -18,6 +18,16 @@ export interface SessionSummary {
   key: string;
   updatedAt: string;
   messageCount: number;
+  /** `metadata.title` (the WebUI names chats), when set. */
+  title?: string;
+}
+
+/** A session's title as nanobot shows it: a model-made one without its `<think>` blocks, a user's as typed. */
+export function sessionTitle(metadata: Record<string, unknown>): string | undefined {
+  const { title } = metadata;
+  if (typeof title !== 'string') return undefined;
+  const shown = metadata.title_user_edited === true ? title : title.replace(/<think>[\s\S]*?<\/think>/g, '');
+  return shown.trim() || undefined;
 }
 
 export interface SessionStore {
