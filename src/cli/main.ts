@@ -219,7 +219,7 @@ function buildProgram(): Command {
   const sessionCommands = () => import('./commands/sessions.js');
   withCommon(sessions.command('list'))
     .description('every session: key (channel:chat_id, as cron add --channel/--chat-id need), title, updated, size')
-    .option('--json', 'print JSON (key, channel, chatId, title, updatedAt, messageCount)')
+    .option('--json', 'print JSON (key, channel, chatId, title, preview, updatedAt, messageCount)')
     .action(async (_o: object, cmd: Command) => (await sessionCommands()).sessionsList(cmd.optsWithGlobals()));
   withCommon(sessions.command('restore-workspace'))
     .description('copy sessions back into <workspace>/sessions/ before downgrading to nanobot v0.3.0')

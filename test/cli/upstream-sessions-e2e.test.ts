@@ -4,7 +4,7 @@
  * the import; and `# Recent History` shows each chat only its own summaries.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, watch } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
@@ -145,5 +145,40 @@ describe('# Recent History over the latest upstream home (its entry belongs to s
     );
     expect(text(messagesOf(1)[0]?.content)).toContain(`# Recent History`);
     expect(text(messagesOf(1)[0]?.content)).toContain(SUMMARY);
+  });
+});
+
+describe('nanobot sessions list over the latest upstream home', () => {
+  it('shows each session’s key (the chat id cron add needs), first message, update time and size', async () => {
+    const h = await home('pyhome');
+    // Upstream writes local times without an offset; the home was made on a UTC machine.
+    const listed = await runCli(['sessions', 'list'], h.home, { TZ: 'UTC' });
+    expect(listed.code).toBe(0);
+    const rows = listed.stdout.split('\n');
+    expect(rows[0]).toMatch(/^UPDATED\s+MESSAGES\s+SESSION \(channel:chat_id\)\s+TITLE \/ FIRST MESSAGE$/);
+    // Shown in the config's timezone, Europe/Berlin (UTC+1 in December).
+    expect(rows).toContainEqual(
+      expect.stringMatching(/^2026-12-01 20:20 {2}2 {9}websocket:py-web-chat-1 {4}"hello from the python webui"$/),
+    );
+    expect(rows).toContainEqual(expect.stringMatching(/^2026-12-01 20:20 {2}10 +cli:direct +"My name is Alice/));
+    expect(rows).toContainEqual(expect.stringMatching(/^2026-12-01 20:20 {2}0 +old$/));
+    expect(listed.stdout).toContain('nanobot cron add --channel CHANNEL --chat-id CHAT_ID');
+
+    const json = JSON.parse((await runCli(['sessions', 'list', '--json'], h.home)).stdout) as Record<string, unknown>[];
+    expect(json.find((s) => s.key === 'websocket:py-web-chat-1')).toMatchObject({
+      channel: 'websocket',
+      chatId: 'py-web-chat-1',
+      messageCount: 2,
+      preview: 'hello from the python webui',
+      updatedAt: '2026-12-01T19:20:31.285121',
+    });
+    expect(json.find((s) => s.key === 'old')).not.toHaveProperty('chatId');
+  });
+
+  it('a fresh home has none, and says so', async () => {
+    const h = await home('py030home');
+    rmSync(join(h.workspace, 'sessions'), { recursive: true });
+    const listed = await runCli(['sessions', 'list'], h.home);
+    expect(listed.stdout.trim()).toBe(`No sessions yet for ${h.workspace}.`);
   });
 });

@@ -45,8 +45,8 @@ export async function sessionsList(
     return;
   }
   const timezone = loaded.config.agents.defaults.timezone;
-  const rows = sessions.map((s) => [updated(s, timezone), String(s.messageCount), s.key, clip(s.title ?? '')]);
-  const header = ['UPDATED', 'MESSAGES', 'SESSION (channel:chat_id)', 'TITLE'];
+  const rows = sessions.map((s) => [updated(s, timezone), String(s.messageCount), s.key, label(s)]);
+  const header = ['UPDATED', 'MESSAGES', 'SESSION (channel:chat_id)', 'TITLE / FIRST MESSAGE'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells
@@ -76,9 +76,15 @@ export async function sessionsRestoreWorkspace(opts: GlobalOptions, deps: Sessio
   }
 }
 
-function splitKey(key: string): { channel: string; chatId: string } {
+/** A key names a chat when it is `channel:chat_id`; `-s old` or `heartbeat` name none. */
+function splitKey(key: string): { channel?: string; chatId?: string } {
   const at = key.indexOf(':');
-  return at === -1 ? { channel: key, chatId: '' } : { channel: key.slice(0, at), chatId: key.slice(at + 1) };
+  return at <= 0 || at === key.length - 1 ? {} : { channel: key.slice(0, at), chatId: key.slice(at + 1) };
+}
+
+function label(session: SessionSummary): string {
+  if (session.title) return clip(session.title);
+  return session.preview ? `"${clip(session.preview)}"` : '';
 }
 
 /** nanobot writes local times without an offset, we write UTC ones; both parse, then show in the config's zone. */
