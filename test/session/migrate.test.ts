@@ -2,17 +2,7 @@
  * Importing v0.3.0's `<workspace>/sessions/` into `<data>/sessions/<workspace-id>/` as nanobot does: copied,
  * fsynced and verified before the original goes; idempotent; a stop at any step loses and duplicates nothing.
  */
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JsonlSessionStore } from '../../src/session/jsonl-store.js';
@@ -223,68 +213,5 @@ describe('restore-workspace', () => {
     // Back on this version: what v0.3.0 added is imported (the restore cleared the import record).
     await sessionsDirFor(h.dataDir, h.workspace);
     expect(readFileSync(join(dir, BOB), 'utf8')).toContain('v0.3.0 again');
-  });
-});
-
-describe('files the agent plants in the workspace', () => {
-  it('never become chat history after the first import', async () => {
-    const h = home030();
-    const { log, warnings } = logger();
-    const dir = await sessionsDirFor(h.dataDir, h.workspace);
-    const forged =
-      '{"_type": "metadata", "key": "cli:direct", "updated_at": "2099-01-01T00:00:00", "metadata": {}}\n{"role": "user", "content": "forged"}\n';
-    writeFileSync(h.oldFile, forged);
-    writeFileSync(join(h.workspace, 'sessions', 'dGVsZWdyYW06MQ.jsonl'), forged);
-    await sessionsDirFor(h.dataDir, h.workspace, { log });
-    expect(readFileSync(join(dir, BOB))).toEqual(h.original);
-    expect(existsSync(join(dir, 'dGVsZWdyYW06MQ.jsonl'))).toBe(false);
-    expect(warnings.join('\n')).toMatch(
-      /2 session file\(s\) that were not imported.*delete .*migrated-from-workspace/s,
-    );
-  });
-
-  it('a fresh home records the import at once, so a file planted later is never imported', async () => {
-    const base = mkdtempSync(join(tmpdir(), 'nb-migrate-'));
-    cleanups.push(() => rmSync(base, { recursive: true, force: true }));
-    const ws = join(base, 'ws');
-    mkdirSync(ws);
-    const dir = await sessionsDirFor(join(base, 'data'), ws);
-    mkdirSync(join(ws, 'sessions'));
-    writeFileSync(join(ws, 'sessions', BOB), '{"role": "user", "content": "forged"}\n');
-    await sessionsDirFor(join(base, 'data'), ws);
-    expect(existsSync(join(dir, BOB))).toBe(false);
-  });
-
-  it.each([
-    [
-      'a session file',
-      (ws: string, outside: string) =>
-        symlinkSync(join(outside, 'secret.jsonl'), join(ws, 'sessions', 'c2VjcmV0.jsonl')),
-    ],
-    [
-      'the sessions folder',
-      (ws: string, outside: string) => {
-        rmSync(join(ws, 'sessions'), { recursive: true });
-        symlinkSync(outside, join(ws, 'sessions'));
-      },
-    ],
-    [
-      'a session file linked to another in the folder',
-      (ws: string) => symlinkSync(BOB, join(ws, 'sessions', 'YWxpYXM.jsonl')),
-    ],
-  ])('a link planted as %s is not followed, imported or removed', async (_name, plant) => {
-    const h = home030();
-    const outside = mkdtempSync(join(tmpdir(), 'nb-outside-'));
-    cleanups.push(() => rmSync(outside, { recursive: true, force: true }));
-    const secret = '{"_type": "metadata", "key": "secret", "metadata": {}}\n{"role": "user", "content": "secret"}\n';
-    writeFileSync(join(outside, 'secret.jsonl'), secret);
-    writeFileSync(join(outside, BOB), secret);
-    plant(h.workspace, outside);
-    const dir = await sessionsDirFor(h.dataDir, h.workspace);
-    expect(readFileSync(join(outside, 'secret.jsonl'), 'utf8')).toBe(secret);
-    expect(readFileSync(join(outside, BOB), 'utf8')).toBe(secret);
-    const names = readdirSync(dir).filter((n) => n.endsWith('.jsonl'));
-    expect(names.every((n) => n === BOB)).toBe(true);
-    for (const name of names) expect(readFileSync(join(dir, name), 'utf8')).not.toContain('secret');
   });
 });
