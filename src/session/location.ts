@@ -16,7 +16,7 @@ import { FileWriteError, UserError } from '../util/errors.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { lockFile } from '../util/lock.js';
 import { type Logger, silentLogger } from '../util/log.js';
-import { type MigrationHooks, migrateWorkspaceSessions } from './migrate.js';
+import { MIGRATED_MARKER, type MigrationHooks, migrateWorkspaceSessions } from './migrate.js';
 
 const ID_PATTERN = /^[0-9a-f]{32}$/;
 const newId = () => randomBytes(16).toString('hex');
@@ -46,11 +46,25 @@ export async function sessionsDirFor(
   }
   await createDir(root, true);
   await chmod(root, 0o700).catch(() => undefined);
-  return withSessionsLock(root, options.log ?? silentLogger, async () => {
+  const log = options.log ?? silentLogger;
+  // The usual start: the namespace is claimed and imported already, and nothing will be written, so no lock.
+  const settled = settledNamespace(root, canonical);
+  if (settled) {
+    migrateWorkspaceSessions(canonical, settled, log, options.migration); // only warns about files found there
+    return settled;
+  }
+  return withSessionsLock(root, log, async () => {
     const dir = await claimNamespace(root, canonical);
-    migrateWorkspaceSessions(canonical, dir, options.log ?? silentLogger, options.migration);
+    migrateWorkspaceSessions(canonical, dir, log, options.migration);
     return dir;
   });
+}
+
+function settledNamespace(root: string, canonical: string): string | undefined {
+  const id = readWorkspaceId(canonical);
+  if (id === undefined) return undefined;
+  const dir = join(root, id);
+  return readMarker(dir) === canonical && existsSync(join(dir, MIGRATED_MARKER)) ? dir : undefined;
 }
 
 /** Runs `fn` holding the sessions root's lock (waits up to ~30 s for another process, as nanobot does). */
