@@ -72,7 +72,8 @@ export async function withSessionsLock<T>(root: string, log: Logger, fn: () => P
   const release = await (await lockFile())(root, {
     realpath: false,
     lockfilePath: join(root, LOCK_NAME),
-    stale: 15_000,
+    // A process killed while holding it (the import is short) delays the next start by this much, no more.
+    stale: 5_000,
     retries: { retries: 200, minTimeout: 20, maxTimeout: 250, factor: 1.3 },
     onCompromised: (error) => log.warn(`${root}: sessions lock compromised: ${error.message}`),
   }).catch((error: unknown) => {

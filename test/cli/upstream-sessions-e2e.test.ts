@@ -89,19 +89,22 @@ describe('a v0.3.0 home under the built CLI', () => {
   it('killed (SIGKILL) in the middle of the import, the next run loses and duplicates nothing', async () => {
     const h = await home('py030home');
     const sessionsRoot = join(h.dataDir, 'sessions');
-    // Killed at the first change in the sessions folder: somewhere between making the namespace and removing the
-    // original, wherever the scheduler lets the signal land.
+    // Killed once the copy is in place: between the copy and the removal of the original (or a little after,
+    // wherever the signal lands), with the sessions lock still held.
     const child = spawn(process.execPath, [BIN, 'agent', '-m', 'first try'], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: h.home },
       stdio: 'ignore',
     });
     children.push(child);
-    const exited = new Promise((resolve) => child.on('exit', resolve));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('exit', (_code, signal) => resolve(signal)),
+    );
     const watcher = watch(h.dataDir, { recursive: true }, (_event, name) => {
-      if (String(name).startsWith('sessions')) child.kill('SIGKILL');
+      if (String(name).endsWith(`/${BOB}`)) child.kill('SIGKILL');
     });
-    await exited;
+    expect(await exited).toBe('SIGKILL');
     watcher.close();
+    expect(existsSync(join(namespaceOf(h), BOB))).toBe(true); // the copy was made before the kill
     expect(existsSync(sessionsRoot)).toBe(true);
 
     fake?.enqueue({ text: 'Chess.' });
