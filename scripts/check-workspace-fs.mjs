@@ -64,6 +64,8 @@ const ALLOWED = {
   'src/session/delivery.ts': 'delivery records beside the sessions under ~/.nanobot/sessions',
   'src/session/jsonl-files.ts': 'sessions under ~/.nanobot/sessions',
   'src/session/jsonl-store.ts': 'sessions under ~/.nanobot/sessions',
+  'src/session/migrate.ts':
+    'copies sessions into ~/.nanobot/sessions; the workspace sessions/ folder is read, written and removed through the layer',
   'src/session/location.ts': 'session folders under ~/.nanobot/sessions (the workspace id file uses the layer)',
   'src/skills/install-source.ts': 'reads the skill source being installed and its temporary download',
   'src/skills/install.ts': 'reads the skill source being installed (writes into the workspace use the layer)',

@@ -5,6 +5,7 @@
  */
 import { extname, join } from 'node:path';
 import { type EntryLimits, formatHistoryTimestamp, HistoryStore } from '../memory/history.js';
+import { historyVisibleTo } from '../memory/history-visibility.js';
 import {
   type ArchivedSummary,
   archivedSummarySection,
@@ -22,7 +23,7 @@ import { identitySection, TOOL_CONTRACT } from './prompts.js';
 const SECTION_SEPARATOR = '\n\n---\n\n';
 const BOOTSTRAP_FILES = ['AGENTS.md', 'SOUL.md', 'USER.md'] as const;
 /** nanobot's bounds for `# Recent History`: the newest entries since the last Dream that fit both. */
-const RECENT_HISTORY_LIMITS: Required<EntryLimits> = { maxEntries: 50, maxTokens: 8_000 };
+const RECENT_HISTORY_LIMITS = { maxEntries: 50, maxTokens: 8_000 } as const;
 
 export interface ContextBuilderOptions {
   workspace: string;
@@ -33,7 +34,9 @@ export interface ContextBuilderOptions {
   nodeVersion?: string;
   /** Source of `# Recent History`; defaults to `<workspace>/memory/history.jsonl`. */
   history?: HistoryStore;
-  recentHistoryLimits?: EntryLimits;
+  recentHistoryLimits?: Omit<EntryLimits, 'visible'>;
+  /** `agents.defaults.unifiedSession`: every channel is one conversation, so history is shared between them. */
+  unifiedSession?: boolean;
   /** Workspace and built-in skills: always-on ones and a compact list go in the prompt, `$name` loads one per turn. */
   skills?: SkillsLoader;
   /** Warns when a prompt file is refused (a link out of the workspace, a FIFO). */
@@ -47,7 +50,8 @@ const MAX_PROMPT_FILE_BYTES = 1024 * 1024;
 export interface PromptSessionParts {
   /** The archived-context summary; read from `session.metadata._last_summary` when a session is given. */
   summary?: ArchivedSummary;
-  session?: { metadata: Record<string, unknown> };
+  /** The session the prompt is for: `# Recent History` shows only its own entries (history-visibility.ts). */
+  session?: { key?: string; metadata: Record<string, unknown> };
 }
 
 export interface RuntimeInfo {
@@ -95,9 +99,11 @@ export class ContextBuilder {
     const memory = this.readUserFile(join('memory', 'MEMORY.md'));
     if (memory) parts.push(`# Memory\n\n${memory}`);
     // Below here things change: history grows as sessions consolidate, the summary is per session.
+    const visible = historyVisibleTo(sessionParts.session?.key, this.options.unifiedSession ?? false);
     const recent = this.history.entriesAfter(this.history.readDreamCursor(), {
       ...RECENT_HISTORY_LIMITS,
       ...this.options.recentHistoryLimits,
+      ...(visible ? { visible } : {}),
     });
     if (recent.length > 0) parts.push(recentHistorySection(recent));
     const summary =

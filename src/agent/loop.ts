@@ -1,6 +1,7 @@
 import { estimateTextTokens, messageText } from '../memory/tokens.js';
 import type { ChatMessage } from '../providers/types.js';
 import { markPendingDelivery } from '../session/delivery.js';
+import { UNIFIED_SESSION_KEY } from '../session/keys.js';
 import type { Session } from '../session/types.js';
 import { type Logger, logFailure, silentLogger } from '../util/log.js';
 import { builtinCommands } from './commands/builtin.js';
@@ -253,7 +254,7 @@ export class AgentLoop {
       Object.assign(session.metadata, turn.directive?.metadata);
       session.messages.push(stamp(context.forHistory(user))); // without skills `$name` loaded for this turn only
       claimTurn(session.metadata);
-      session.metadata.last_channel = `${turn.input.channel}:${turn.input.chatId}`;
+      rememberRoute(session, turn.key, turn.input);
       await saveOrExplain(this.deps.sessions, session, 'your message'); // on disk before the model sees it
       return 'run';
     },
@@ -413,4 +414,13 @@ function serialised<A>(fn: (arg: A) => Promise<void>): (arg: A) => Promise<void>
 function stamp(message: ChatMessage): ChatMessage {
   message.timestamp ??= new Date().toISOString();
   return message;
+}
+
+/**
+ * Where the session's answers and proactive messages go (`last_channel`). The shared session of unifiedSession
+ * keeps the last real chat: the terminal and internal turns are no address for a heartbeat (as in nanobot).
+ */
+function rememberRoute(session: Session, key: string, input: TurnInput): void {
+  if (key === UNIFIED_SESSION_KEY && (input.channel === 'cli' || input.channel === 'system')) return;
+  session.metadata.last_channel = `${input.channel}:${input.chatId}`;
 }

@@ -29,7 +29,7 @@ export async function buildMemory(
   log: Logger,
 ): Promise<AgentMemory> {
   const { config, workspace } = loaded;
-  const sessions = new JsonlSessionStore(await sessionsDirFor(loaded.dataDir, workspace), log);
+  const sessions = new JsonlSessionStore(await sessionsDirFor(loaded.dataDir, workspace, { log }), log);
   const history = new HistoryStore(workspace, { timezone: config.agents.defaults.timezone, log });
   const skills = skillsLoaderFor(loaded, env, BUILTIN_SKILLS);
   const context = new ContextBuilder({
@@ -38,6 +38,7 @@ export async function buildMemory(
     timezone: config.agents.defaults.timezone,
     history,
     skills,
+    unifiedSession: config.agents.defaults.unifiedSession,
     log,
   });
   const consolidator = new Consolidator({

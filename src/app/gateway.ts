@@ -118,6 +118,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     settings: dispatcherSettings(loaded),
     // A message for a busy session joins its running turn (the loop folds it in between tool rounds).
     joinRunningTurns: true,
+    unifiedSession: () => loaded.config.agents.defaults.unifiedSession,
   });
   const router = new OutboundRouter({
     bus,

@@ -215,6 +215,18 @@ function buildProgram(): Command {
       (await channelCommands()).channelsPair('revoke', [channel, senderId], cmd.optsWithGlobals()),
     );
 
+  const sessions = program.command('sessions').description('stored conversations of the workspace');
+  const sessionCommands = () => import('./commands/sessions.js');
+  withCommon(sessions.command('list'))
+    .description('every session: key (channel:chat_id, as cron add --channel/--chat-id need), title, updated, size')
+    .option('--json', 'print JSON (key, channel, chatId, title, preview, updatedAt, messageCount)')
+    .action(async (_o: object, cmd: Command) => (await sessionCommands()).sessionsList(cmd.optsWithGlobals()));
+  withCommon(sessions.command('restore-workspace'))
+    .description('copy sessions back into <workspace>/sessions/ before downgrading to nanobot v0.3.0')
+    .action(async (_o: object, cmd: Command) =>
+      (await sessionCommands()).sessionsRestoreWorkspace(cmd.optsWithGlobals()),
+    );
+
   const config = program.command('config').description('inspect the configuration');
   withCommon(config.command('schema'))
     .description('print the JSON Schema of config.json')

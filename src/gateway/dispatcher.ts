@@ -17,6 +17,7 @@ import type { MessageBus } from '../bus/message-bus.js';
 import type { InboundMessage, OutboundMessage } from '../bus/types.js';
 import { TurnRelay } from '../channels/relay.js';
 import type { DeliveryRef } from '../session/delivery.js';
+import { sessionKeyFor } from '../session/keys.js';
 import { errorMessage } from '../util/errors.js';
 import { type Logger, logFailure, silentLogger } from '../util/log.js';
 
@@ -50,6 +51,8 @@ export interface DispatcherOptions {
   joinRunningTurns?: boolean;
   /** Answers are saved marked "to be delivered"; this learns which outbound message carries which answer. */
   deliveries?: { track(message: OutboundMessage, ref: DeliveryRef): void };
+  /** `agents.defaults.unifiedSession`: every chat without a key of its own is one session (read per message). */
+  unifiedSession?: () => boolean;
 }
 
 export interface DrainResult {
@@ -76,8 +79,9 @@ interface PendingSwap {
   resolve: (swapped: boolean) => void;
 }
 
-export function sessionKeyOf(message: InboundMessage): string {
-  return message.sessionKey ?? `${message.channel}:${message.chatId}`;
+/** The session a message belongs to (`unified:default` for every chat with `unifiedSession`). */
+export function sessionKeyOf(message: InboundMessage, unifiedSession = false): string {
+  return sessionKeyFor(message, unifiedSession);
 }
 
 export class Dispatcher {
@@ -88,6 +92,7 @@ export class Dispatcher {
   private readonly priority: Set<string>;
   private readonly joinRunningTurns: boolean;
   private readonly deliveries: DispatcherOptions['deliveries'];
+  private readonly unifiedSession: () => boolean;
   private settings: DispatcherSettings;
   private readonly lanes = new Map<string, SessionLane>();
   /** Session keys waiting for a slot, served front to back. */
@@ -109,9 +114,14 @@ export class Dispatcher {
     this.priority = new Set(options.priorityCommands ?? PRIORITY_COMMANDS);
     this.joinRunningTurns = options.joinRunningTurns ?? false;
     this.deliveries = options.deliveries;
+    this.unifiedSession = options.unifiedSession ?? (() => false);
     // Every running turn listens on the shared shutdown signal; hundreds at once are expected, not a leak.
     setMaxListeners(0, this.abortAll.signal);
     this.settings = { sendToolHints: false, showReasoning: false, toolHintMaxLength: 40, ...options.settings };
+  }
+
+  private keyOf(message: InboundMessage): string {
+    return sessionKeyOf(message, this.unifiedSession());
   }
 
   get maxConcurrentSessions(): number {
@@ -137,14 +147,14 @@ export class Dispatcher {
    */
   accept(message: InboundMessage): void {
     if (this.draining) {
-      this.log.warn(`gateway: shutting down; dropped a message for ${sessionKeyOf(message)}`);
+      this.log.warn(`gateway: shutting down; dropped a message for ${this.keyOf(message)}`);
       return;
     }
     if (this.isPriority(message.content)) {
       this.track(this.runOne(message));
       return;
     }
-    const lane = this.laneFor(sessionKeyOf(message));
+    const lane = this.laneFor(this.keyOf(message));
     // A running session with nothing held back and nobody else waiting: the loop folds the message into its turn.
     if (this.canJoin(lane)) {
       this.forward(lane, message);
@@ -264,7 +274,7 @@ export class Dispatcher {
     if (lane.outstanding === 1) this.runningSessions += 1;
     // runOne answers a failed turn itself; the catch keeps anything else from ending the process.
     const task = this.runOne(message)
-      .catch(logFailure(this.log, `gateway: message for ${sessionKeyOf(message)} failed`))
+      .catch(logFailure(this.log, `gateway: message for ${this.keyOf(message)} failed`))
       .finally(() => {
         lane.outstanding -= 1;
         if (lane.outstanding > 0) return;
@@ -289,7 +299,7 @@ export class Dispatcher {
       chatId: message.chatId,
       content: message.content,
       ...(message.media?.length ? { media: message.media } : {}),
-      ...(message.sessionKey ? { sessionKey: message.sessionKey } : {}),
+      sessionKey: this.keyOf(message),
       ...(typeof message.metadata?.thread_id === 'string' ? { threadId: message.metadata.thread_id } : {}),
     };
     // Tool hints, reasoning and (for channels that stream) the answer as it is written.
@@ -307,7 +317,7 @@ export class Dispatcher {
         ...(this.deliveries ? { trackDelivery: true } : {}),
       });
     } catch (err) {
-      this.log.error(`gateway: turn for ${sessionKeyOf(message)} failed: ${errorMessage(err)}`);
+      this.log.error(`gateway: turn for ${this.keyOf(message)} failed: ${errorMessage(err)}`);
       relay.close();
       const text =
         err instanceof TurnNotSavedError

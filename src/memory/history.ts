@@ -39,6 +39,8 @@ export interface EntryLimits {
   maxEntries?: number;
   /** Keep the newest entries whose estimated tokens fit in this. */
   maxTokens?: number;
+  /** Only entries this accepts count (applied before the limits). */
+  visible?: (entry: HistoryEntry) => boolean;
 }
 
 export const DEFAULT_HISTORY_KEEP = 1000;
@@ -119,7 +121,8 @@ export class HistoryStore {
 
   /** Entries with cursor > `cursor`, oldest first, limited to the newest that fit `limits`. */
   entriesAfter(cursor: number, limits: EntryLimits = {}): HistoryEntry[] {
-    const after = this.readAll().filter((entry) => entry.cursor > cursor);
+    const visible = limits.visible ?? (() => true);
+    const after = this.readAll().filter((entry) => entry.cursor > cursor && visible(entry));
     const maxEntries = limits.maxEntries ?? Number.POSITIVE_INFINITY;
     const maxTokens = limits.maxTokens ?? Number.POSITIVE_INFINITY;
     const kept: HistoryEntry[] = [];

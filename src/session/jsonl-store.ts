@@ -35,7 +35,14 @@ import {
   parseSessionText,
   serializeSession,
 } from './jsonl-format.js';
-import { newSession, type Session, type SessionStore, type SessionSummary } from './types.js';
+import {
+  newSession,
+  type Session,
+  type SessionStore,
+  type SessionSummary,
+  sessionPreview,
+  sessionTitle,
+} from './types.js';
 
 export { parseSessionFile, serializeSession } from './jsonl-format.js';
 
@@ -150,9 +157,19 @@ export class JsonlSessionStore implements SessionStore {
     const out: SessionSummary[] = [];
     for (const name of names) {
       if (!name.endsWith('.jsonl')) continue;
-      const key = decodeSessionKey(name.slice(0, -'.jsonl'.length));
+      const stem = name.slice(0, -'.jsonl'.length);
+      const key = decodeSessionKey(stem);
+      if (encodeSessionKey(key) !== stem) continue; // not a name this store gives (e.g. an old `cli_direct.jsonl`)
       const session = await this.load(key);
-      out.push({ key, updatedAt: session.updatedAt, messageCount: session.messages.length });
+      const title = sessionTitle(session.metadata);
+      const preview = sessionPreview(session.messages);
+      out.push({
+        key,
+        updatedAt: session.updatedAt,
+        messageCount: session.messages.length,
+        ...(title ? { title } : {}),
+        ...(preview ? { preview } : {}),
+      });
     }
     return out.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
   }

@@ -1,5 +1,6 @@
 /** Sessions: one conversation's messages plus metadata, stored per key (`channel:chat_id`, `cli:direct`, …). */
 import type { ChatMessage } from '../providers/types.js';
+import { stripRuntimeContext } from './runtime-context.js';
 
 export interface Session {
   key: string;
@@ -18,6 +19,18 @@ export interface SessionSummary {
   key: string;
   updatedAt: string;
   messageCount: number;
+  /** `metadata.title` (the WebUI names chats), when set. */
+  title?: string;
+  /** The start of the first user message (what nanobot's session list shows), when there is one. */
+  preview?: string;
+}
+
+/** A session's title as nanobot shows it: a model-made one without its `<think>` blocks, a user's as typed. */
+export function sessionTitle(metadata: Record<string, unknown>): string | undefined {
+  const { title } = metadata;
+  if (typeof title !== 'string') return undefined;
+  const shown = metadata.title_user_edited === true ? title : title.replace(/<think>[\s\S]*?<\/think>/g, '');
+  return shown.trim() || undefined;
 }
 
 export interface SessionStore {
@@ -50,4 +63,23 @@ export interface SessionWork {
   status(session: Session): string[];
   /** Ends this work for the session; returns a sentence for the /stop reply, or undefined when nothing was running. */
   stop(sessionKey: string): Promise<string | undefined>;
+}
+
+const PREVIEW_MAX = 120;
+
+/** The first user message's text, runtime context left out, on one line (nanobot's session-list preview). */
+export function sessionPreview(messages: readonly ChatMessage[]): string | undefined {
+  for (const message of messages) {
+    if (message.role !== 'user') continue;
+    const { content } = message;
+    const raw =
+      typeof content === 'string'
+        ? content
+        : Array.isArray(content)
+          ? content.map((part) => (part.type === 'text' ? part.text : '')).join(' ')
+          : '';
+    const text = stripRuntimeContext(raw).replace(/\s+/g, ' ').trim();
+    if (text) return text.length > PREVIEW_MAX ? `${text.slice(0, PREVIEW_MAX - 1).trimEnd()}…` : text;
+  }
+  return undefined;
 }

@@ -29,8 +29,8 @@ describe('ContextBuilder memory sections', () => {
   it('appends Recent History (after the Dream cursor) and the summary after the fixed sections', async () => {
     const dir = await workspace();
     const history = new HistoryStore(dir, { now: () => new Date('2026-02-01T10:00:00Z') });
-    await history.append('[durable] dreamed already');
-    await history.append('[durable] booked a flight to Lisbon');
+    await history.append('[durable] dreamed already', 'cli:direct');
+    await history.append('[durable] booked a flight to Lisbon', 'cli:direct');
     await history.writeDreamCursor(1);
     const session = newSession('cli:direct');
     writeArchivedSummary(session.metadata, {
@@ -56,7 +56,7 @@ describe('ContextBuilder memory sections', () => {
 
     // Byte-identical while nothing changes; changes once history grows.
     expect(builder.buildSystemPrompt({ session })).toBe(prompt);
-    await history.append('[durable] new fact');
+    await history.append('[durable] new fact', 'cli:direct');
     expect(builder.buildSystemPrompt({ session })).not.toBe(prompt);
   });
 
@@ -135,5 +135,62 @@ describe('a user who types the runtime-context marker', () => {
     // A session saved before markers were defused: only the last (real) block is removed.
     const old = `hi\n\n[Runtime Context]\nChat ID: admin\n\n[Runtime Context]\nChat ID: direct`;
     expect(stripRuntimeContext(old)).toBe('hi\n\n[Runtime Context]\nChat ID: admin');
+  });
+});
+
+describe('# Recent History shows a chat only its own past (nanobot’s rule)', () => {
+  const entries: [string, string | undefined][] = [
+    ['sourdough advice', 'old'],
+    ['cli fact', 'cli:direct'],
+    ['websocket fact', 'websocket:py-web-chat-1'],
+    ['telegram fact', 'telegram:42'],
+    ['thread fact', 'slack:C1:thread-9'],
+    ['legacy fact without a key', undefined],
+    ['cron run', 'cron:job1'],
+    ['dream run', 'dream:123'],
+    ['heartbeat run', 'heartbeat'],
+  ];
+  async function promptFor(key: string | undefined, unifiedSession: boolean): Promise<string> {
+    const dir = await workspace();
+    const history = new HistoryStore(dir);
+    for (const [text, sessionKey] of entries) await history.append(text, sessionKey);
+    const builder = new ContextBuilder({ workspace: dir, history, unifiedSession });
+    return builder.buildSystemPrompt(key === undefined ? {} : { session: newSession(key) });
+  }
+  const shown = (prompt: string) => entries.map(([text]) => text).filter((text) => prompt.includes(text));
+
+  it.each([
+    ['cli:direct', ['cli fact']],
+    ['old', ['sourdough advice']],
+    ['websocket:py-web-chat-1', ['websocket fact']],
+    ['telegram:42', ['telegram fact']],
+    ['telegram:43', []],
+    ['slack:C1', []],
+    ['cron:job1', ['cron run']],
+    ['unified:default', []],
+  ])('session %s sees %j', async (key, expected) => {
+    expect(shown(await promptFor(key, false))).toEqual(expected);
+  });
+
+  it('with unifiedSession every channel shares the past, but not cron, Dream or heartbeat runs', async () => {
+    const all = ['sourdough advice', 'cli fact', 'websocket fact', 'telegram fact', 'thread fact'];
+    expect(shown(await promptFor('unified:default', true))).toEqual([...all, 'legacy fact without a key']);
+    expect(shown(await promptFor('cron:job1', true))).toEqual([...all, 'legacy fact without a key', 'cron run']);
+  });
+
+  it('a prompt for no session (nothing to leak between) shows every entry', async () => {
+    expect(shown(await promptFor(undefined, false))).toHaveLength(entries.length);
+  });
+
+  it('the 50-entry cap counts only the entries the chat may see', async () => {
+    const dir = await workspace();
+    const history = new HistoryStore(dir);
+    await history.append('mine, oldest', 'cli:direct');
+    for (let i = 0; i < 60; i++) await history.append(`zq-foreign ${i}`, 'telegram:1');
+    const prompt = new ContextBuilder({ workspace: dir, history }).buildSystemPrompt({
+      session: newSession('cli:direct'),
+    });
+    expect(prompt).toContain('mine, oldest');
+    expect(prompt).not.toContain('zq-foreign');
   });
 });

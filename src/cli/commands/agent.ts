@@ -8,6 +8,7 @@ import type { RunnerEvent } from '../../agent/runner.js';
 import { toolHint } from '../../agent/tool-hint.js';
 import { type Agent, createAgent } from '../../app/agent.js';
 import { secretsOf } from '../../security/secrets.js';
+import { UNIFIED_SESSION_KEY } from '../../session/keys.js';
 import { errorMessage, UserError } from '../../util/errors.js';
 import { createLogger, type Logger, logFailure } from '../../util/log.js';
 import { installLastResort } from '../last-resort.js';
@@ -34,7 +35,11 @@ export async function runAgent(opts: GlobalOptions & AgentFlags): Promise<void> 
   const delivery = new AbortController();
   const printing = printOutbound(agent, delivery.signal);
   try {
-    if (opts.message === undefined) return await chat(agent, opts, hintMax);
+    // As in nanobot, the interactive chat is a channel like the others: with unifiedSession it joins the one
+    // shared conversation; `-m` keeps the session it names.
+    const unified = loaded.config.agents.defaults.unifiedSession;
+    if (opts.message === undefined)
+      return await chat(agent, unified ? { ...opts, session: UNIFIED_SESSION_KEY } : opts, hintMax);
     await oneShot(agent, opts, hintMax);
     await awaitSubagents(agent, log);
   } finally {
@@ -83,6 +88,9 @@ async function printOutbound(agent: Agent, signal: AbortSignal): Promise<void> {
 }
 
 function turnInput(session: string, content: string) {
+  // The shared session of unifiedSession: this terminal is still chat cli:direct in it.
+  if (session === UNIFIED_SESSION_KEY)
+    return { channel: 'cli', chatId: 'direct', content, sessionKey: UNIFIED_SESSION_KEY };
   const chatId = session.startsWith('cli:') ? session.slice(4) : session;
   return { channel: 'cli', chatId, content, sessionKey: session };
 }
