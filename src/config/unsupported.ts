@@ -21,7 +21,6 @@ const PARALLEL = 'being added in this release (issue 17)';
 const MISSING_CHANNEL = 'channel not in nanobot-ts yet (a later issue adds it); the gateway does not start it';
 
 export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
-  { path: 'agents.defaults.unifiedSession', reason: `one session across all channels; ${PARALLEL}`, default: false },
   { path: 'agents.defaults.botName', reason: `the name in CLI prompts; ${PARALLEL}`, default: 'nanobot' },
   { path: 'agents.defaults.botIcon', reason: `the icon in CLI prompts; ${PARALLEL}`, default: '🐈' },
   { path: 'gateway.restartMode', reason: `how /restart restarts the gateway; ${PARALLEL}`, default: 'auto' },

@@ -36,8 +36,6 @@ async function pyhome(edit: (c: Record<string, Record<string, Record<string, unk
     custom.apiBase = `${fake?.url}/v1`;
     c.providers.custom = custom;
     const channels = c.channels as Record<string, Record<string, unknown> | null>;
-    // Upstream's onboard writes null here; accepting it is issue 17 item 1 (another branch).
-    if (channels.transcriptionLanguage === null) delete channels.transcriptionLanguage;
     (channels.websocket as Record<string, unknown>).port = wsPort;
     (c.gateway as Record<string, unknown>).port = gatewayPort;
     edit(c as unknown as Record<string, Record<string, Record<string, unknown>>>);

@@ -34,9 +34,6 @@ async function home(name: UpstreamHomeName): Promise<UpstreamHome> {
     const custom = c.providers.custom ?? {};
     custom.apiBase = `${fake?.url}/v1`;
     c.providers.custom = custom;
-    // Upstream's onboard writes null here; accepting it is issue 17 item 1 (another branch).
-    const channels = c.channels as Record<string, unknown> | undefined;
-    if (channels?.transcriptionLanguage === null) delete channels.transcriptionLanguage;
   });
   return h;
 }
