@@ -30,6 +30,8 @@ export async function runAgent(opts: GlobalOptions & AgentFlags): Promise<void> 
   });
   const agent = await createAgent(loaded, { log });
   stopping = () => agent.shutdown();
+  // Which model nanobot chose when none is configured (createAgent logs it at info, shown only with --logs).
+  if (agent.model.autoChosen && !opts.logs && !opts.verbose) process.stderr.write(`${agent.model.autoChosen}\n`);
   const hintMax = loaded.config.agents.defaults.toolHintMaxLength;
   const delivery = new AbortController();
   const printing = printOutbound(agent, delivery.signal);
