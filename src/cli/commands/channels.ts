@@ -14,6 +14,7 @@ import { collectSecrets, redactSecrets } from '../../security/secrets.js';
 import { errorMessage, UserError } from '../../util/errors.js';
 import type { GlobalOptions } from '../main.js';
 import { setup } from '../setup.js';
+import { defaultPackagesIo, offerInstall } from './packages.js';
 
 export interface ChannelsIo {
   out(text: string): void;
@@ -93,6 +94,7 @@ export async function channelsLogin(name: string, opts: GlobalOptions, io: Chann
   }
   const { loaded } = await setup(opts, io.env);
   const block = channelBlocks(loaded.config)[name] ?? {};
+  await offerInstall(name, loaded.home, { ...defaultPackagesIo(), ...io });
   if (definition.login) {
     await definition.login(block, { name, dataDir: loaded.dataDir, log: consoleLog(io), out: io.out });
     return;
