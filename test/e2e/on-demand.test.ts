@@ -84,6 +84,9 @@ describe('channel SDKs installed on demand (installed package)', () => {
     expect(existsSync(argsFile)).toBe(false);
     expect(existsSync(join(packages, 'node_modules'))).toBe(false);
 
+    const status = await nanobot(['channels', 'status'], home, env);
+    expect(status.stdout).toContain('grammy not installed: run `nanobot channels install telegram`');
+
     const login = await nanobot(['channels', 'login', 'telegram'], home, env);
     expect(login.stdout).toContain('not installed yet: run `nanobot channels install telegram`');
     expect(existsSync(argsFile)).toBe(false);
@@ -104,6 +107,7 @@ describe('channel SDKs installed on demand (installed package)', () => {
     expect(JSON.parse(readFileSync(join(packages, 'package.json'), 'utf8'))).toMatchObject({ private: true });
     const again = await nanobot(['channels', 'install', 'telegram'], home, env);
     expect(again.stdout).toContain('grammy is already installed.');
+    expect((await nanobot(['channels', 'status'], home, env)).stdout).not.toContain('not installed');
 
     // The gateway of the installed package (no node_modules of its own) loads grammy from ~/.nanobot/packages.
     gateway = startNanobot(['gateway', '--port', '0'], home);

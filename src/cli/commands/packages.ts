@@ -57,6 +57,11 @@ export function packageInstalled(name: string, home: string): boolean {
   }
 }
 
+/** The on-demand packages `name` (a channel, `bedrock`) needs that are not installed. */
+export function missingPackages(name: string, home: string): string[] {
+  return (ON_DEMAND_USES[name.toLowerCase()] ?? []).filter((pkg) => !packageInstalled(pkg, home));
+}
+
 /** Installs what `name` needs if anything is missing, after consent (`yes`, or a y/N answer on the terminal). */
 export async function installFor(name: string, home: string, yes: boolean, io: PackagesIo): Promise<void> {
   const needed = packagesFor(name);
