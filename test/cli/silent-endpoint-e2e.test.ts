@@ -34,38 +34,53 @@ async function silentServer(): Promise<{ url: string; connections: () => number 
   return { url: `http://127.0.0.1:${port}/v1`, connections: () => connections };
 }
 
-describe('nanobot agent -m when the endpoint never answers', () => {
-  it('says on stderr that it is waiting, naming NANOBOT_LLM_TIMEOUT_S; nothing on stdout', async () => {
-    const endpoint = await silentServer();
-    const child = spawn(process.execPath, [BIN, 'agent', '-m', 'hi'], {
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: tempHome(),
-        OPENAI_API_KEY: 'sk-test',
-        NANOBOT_PROVIDERS__OPENAI__API_BASE: endpoint.url,
-        NANOBOT_LLM_TIMEOUT_S: '600',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+/** Runs `nanobot agent <args>` against the silent endpoint until stderr shows the wait; returns what it printed. */
+async function untilWaitShown(args: string[], input?: string): Promise<{ stdout: string; stderr: string }> {
+  const endpoint = await silentServer();
+  const child = spawn(process.execPath, [BIN, 'agent', ...args], {
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: tempHome(),
+      OPENAI_API_KEY: 'sk-test',
+      NANOBOT_PROVIDERS__OPENAI__API_BASE: endpoint.url,
+      NANOBOT_LLM_TIMEOUT_S: '600',
+    },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  // The chat reads its lines from stdin; stdin stays open, as a user's terminal would.
+  if (input !== undefined) child.stdin.write(input);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  try {
+    await eventually(() => expect(stderr).toMatch(/waiting for the model: no answer yet after \d+ s/), {
+      timeoutMs: 20_000,
     });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const exited = new Promise((resolve) => child.on('exit', resolve));
-    try {
-      await eventually(() => expect(stderr).toMatch(/waiting for the model: no answer yet after \d+ s/), {
-        timeoutMs: 20_000,
-      });
-      expect(stderr).toContain('NANOBOT_LLM_TIMEOUT_S=600 bounds the wait for a reply to start');
-      expect(endpoint.connections()).toBe(1);
-      expect(stdout).toBe('');
-    } finally {
-      child.kill('SIGKILL');
-      await exited;
-    }
+    expect(endpoint.connections()).toBe(1);
+    return { stdout, stderr };
+  } finally {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+describe('nanobot agent when the endpoint never answers', () => {
+  it('-m: says on stderr that it is waiting, naming NANOBOT_LLM_TIMEOUT_S; nothing on stdout', async () => {
+    const { stdout, stderr } = await untilWaitShown(['-m', 'hi']);
+    expect(stderr).toContain('NANOBOT_LLM_TIMEOUT_S=600 bounds the wait for a reply to start');
+    expect(stdout).toBe('');
+  }, 30_000);
+
+  it("the chat: the wait shows on stderr after the question, nothing of it on the chat's stdout", async () => {
+    const { stdout, stderr } = await untilWaitShown([], 'hi\n');
+    expect(stderr).toContain('NANOBOT_LLM_TIMEOUT_S=600');
+    expect(stdout).toContain('You: ');
+    expect(stdout).not.toContain('waiting for the model');
   }, 30_000);
 });
