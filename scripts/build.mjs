@@ -73,8 +73,9 @@ const { metafile } = await build({
   platform: 'node',
   target: 'node20',
   packages: 'bundle',
-  // Chat-platform SDKs are optional dependencies: each channel imports its SDK on start and names it when it is missing.
-  external: Object.keys(pkg.optionalDependencies ?? {}),
+  // Chat-platform SDKs (and Bedrock's) are installed on demand (src/util/on-demand.ts): each is imported when its
+  // channel starts, from next to the package or from ~/.nanobot/packages.
+  external: Object.keys(pkg.onDemandDependencies ?? {}),
   chunkNames: 'chunks/[name]-[hash]',
   // Bundled CommonJS dependencies call require() for Node built-ins.
   banner: {

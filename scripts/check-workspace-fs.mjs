@@ -43,6 +43,7 @@ const ALLOWED = {
   'src/channels/websocket/token.ts': 'WebSocket token file under ~/.nanobot',
   'src/cli/commands/doctor.ts': 'checks the config file and that the workspace root is writable (no path inside it)',
   'src/cli/commands/gateway.ts': 'gateway log and state files under ~/.nanobot',
+  'src/cli/commands/packages.ts': 'checks whether an on-demand package is installed under ~/.nanobot/packages',
   'src/cli/commands/status.ts': 'checks that the config file and workspace root exist',
   'src/cli/commands/webui.ts': 'WebUI log file under ~/.nanobot',
   'src/cli/setup.ts': 'checks that the workspace root exists (templates are copied through the layer)',
@@ -54,6 +55,7 @@ const ALLOWED = {
   'src/gateway/log-file.ts': 'gateway log file under ~/.nanobot',
   'src/gateway/state-file.ts': 'gateway state file under ~/.nanobot',
   'src/providers/oauth/store.ts': 'OAuth tokens under ~/.nanobot',
+  'src/util/on-demand.ts': 'installs on-demand packages under ~/.nanobot/packages (outside the workspace)',
   'src/sdk.ts': 'checks that the workspace root exists (templates are copied through the layer)',
   'src/security/private-dir.ts': 'makes ~/.nanobot 0700 (the data dir, not the workspace)',
   'src/security/sandbox-identity.ts':

@@ -10,10 +10,10 @@ import { AgentLoop } from '../agent/loop.js';
 import { SubagentManager, subagentSystemPrompt, subagentToolRegistry } from '../agent/subagents.js';
 import { MessageBus } from '../bus/message-bus.js';
 import type { LoadedConfig } from '../config/load.js';
-import { effectiveModel, type ModelSettings } from '../config/model.js';
+import type { ModelSettings } from '../config/model.js';
 import { CronService } from '../cron/service.js';
 import type { McpManager } from '../mcp/manager.js';
-import { buildProvider, type ProviderChainOptions } from '../providers/chain.js';
+import { buildProvider, modelInForce, type ProviderChainOptions } from '../providers/chain.js';
 import { CircuitBreakers } from '../providers/fallback.js';
 import type { LLMProvider } from '../providers/types.js';
 import type { NetworkPolicy } from '../security/network.js';
@@ -84,7 +84,8 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
   const { config, workspace } = loaded;
   const env = options.env ?? process.env;
   const log = options.log ?? silentLogger;
-  const model = effectiveModel(config);
+  const model = modelInForce(loaded, env);
+  if (model.autoChosen) log.info(model.autoChosen);
   const chain = { breakers: new CircuitBreakers(), log };
   const provider = providerFor(loaded, model, env, chain);
 

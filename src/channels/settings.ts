@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { UserError } from '../util/errors.js';
+import { importOnDemand } from '../util/on-demand.js';
 
 /**
  * Ids and @usernames; numbers are accepted (Telegram ids are often written without quotes) unless JSON has already
@@ -70,12 +71,20 @@ export function requireSetting(name: string, key: string, value: unknown, hint: 
   throw new UserError(`channels.${name}.${key} is not set, so the ${name} channel cannot start.`, hint);
 }
 
-/** The error for a platform SDK that is not installed (they are optional dependencies). */
-export function missingSdk(channel: string, packageName: string, err: unknown): UserError {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  const detail = code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' ? 'is not installed' : 'failed to load';
-  return new UserError(
-    `The ${channel} channel needs the ${packageName} package, which ${detail}.`,
-    `Install it next to nanobot: npm install ${packageName}`,
-  );
+/**
+ * A platform SDK, installed on demand (src/util/on-demand.ts): from next to nanobot or ~/.nanobot/packages; when it
+ * is missing, a UserError naming it and `nanobot channels install <name>`.
+ */
+export function channelSdk<T>(
+  name: string,
+  displayName: string,
+  specifier: string,
+  direct: () => Promise<T>,
+): Promise<T> {
+  return importOnDemand({
+    direct,
+    specifier,
+    feature: `The ${displayName} channel`,
+    installWith: `nanobot channels install ${name}`,
+  });
 }

@@ -84,6 +84,10 @@ function buildProgram(): Command {
       const { runProviderLogin } = await import('./commands/provider.js');
       return runProviderLogin(name, cmd.optsWithGlobals());
     });
+  withCommon(provider.command('install <name>'))
+    .description('install the SDK a provider needs (bedrock) into ~/.nanobot/packages (asks first unless --yes)')
+    .option('-y, --yes', 'install without asking')
+    .action(async (name: string, _o: object, cmd: Command) => runInstall(name, cmd.optsWithGlobals()));
   withCommon(provider.command('logout <name>'))
     .description('delete the stored sign-in of a provider')
     .action(async (name: string, _o: object, cmd: Command) => {
@@ -193,6 +197,10 @@ function buildProgram(): Command {
     .action(async (name: string, _o: object, cmd: Command) =>
       (await channelCommands()).channelsLogin(name, cmd.optsWithGlobals()),
     );
+  withCommon(channels.command('install <channel>'))
+    .description('install the SDK a channel needs into ~/.nanobot/packages (asks first unless --yes)')
+    .option('-y, --yes', 'install without asking')
+    .action(async (name: string, _o: object, cmd: Command) => runInstall(name, cmd.optsWithGlobals()));
   const pair = channels.command('pair').description('people who asked for access with a pairing code');
   withCommon(pair.command('list'))
     .description('pending requests and senders approved by pairing')
@@ -235,6 +243,13 @@ function buildProgram(): Command {
       process.stdout.write(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
     });
   return program;
+}
+
+/** `channels install` / `provider install`: the packages go to the user's ~/.nanobot/packages, whatever `-c` says. */
+async function runInstall(name: string, opts: { yes?: boolean }): Promise<void> {
+  const { defaultPackagesIo, installFor } = await import('./commands/packages.js');
+  const { homedir } = await import('node:os');
+  await installFor(name, process.env.HOME || homedir(), opts.yes === true, defaultPackagesIo());
 }
 
 async function readStdin(): Promise<string> {

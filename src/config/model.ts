@@ -11,6 +11,8 @@ export interface ModelSettings {
   reasoningEffort: string | null;
   /** Preset name, when one is in use. */
   preset?: string;
+  /** Set when nanobot chose the model because none was configured (providers/default-model.ts): one line why. */
+  autoChosen?: string;
 }
 
 export function effectiveModel(config: Config, presetName = config.agents.defaults.modelPreset): ModelSettings {

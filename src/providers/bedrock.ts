@@ -11,6 +11,8 @@ import type {
   ConverseStreamCommand,
   ConverseStreamOutput,
 } from '@aws-sdk/client-bedrock-runtime';
+import { errorMessage, UserError } from '../util/errors.js';
+import { importOnDemand } from '../util/on-demand.js';
 import { buildConverseRequest } from './bedrock-request.js';
 import { providerErrorFromStatus, toProviderError } from './errors.js';
 import { failMessage, finishMessage, type MessageBlocks } from './message-blocks.js';
@@ -66,6 +68,15 @@ export function createBedrockProvider(
   );
 }
 
+/** The SDK is installed on demand (src/util/on-demand.ts): next to nanobot, or in ~/.nanobot/packages. */
+const loadBedrockSdk = (direct: () => Promise<BedrockSdk>): Promise<BedrockSdk> =>
+  importOnDemand({
+    direct,
+    specifier: BEDROCK_PACKAGE,
+    feature: 'AWS Bedrock',
+    installWith: 'nanobot provider install bedrock',
+  });
+
 async function connect(
   resolved: ResolvedProvider,
   settings: WireSettings,
@@ -74,13 +85,10 @@ async function connect(
 ): Promise<Connection | ProviderError> {
   let sdk: BedrockSdk;
   try {
-    sdk = await (seams.loadSdk ?? (() => import('@aws-sdk/client-bedrock-runtime')))();
-  } catch {
-    return {
-      kind: 'bad_request',
-      message: `AWS Bedrock needs the optional package ${BEDROCK_PACKAGE}, which is not installed. Install it next to nanobot (npm install ${BEDROCK_PACKAGE}) or reach the model through another provider.`,
-      retryable: false,
-    };
+    sdk = await loadBedrockSdk(seams.loadSdk ?? (() => import('@aws-sdk/client-bedrock-runtime')));
+  } catch (err) {
+    const why = err instanceof UserError ? `${err.message} ${err.hint ?? ''}`.trim() : errorMessage(err);
+    return { kind: 'bad_request', message: `${why} (Or reach the model through another provider.)`, retryable: false };
   }
   const apiKey = resolved.apiKey;
   const endpoint = resolved.settings.apiBase?.trim();

@@ -9,6 +9,7 @@ import { effectiveModel, type ModelSettings } from '../config/model.js';
 import { UserError } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import { findPrice, withCost } from './cost.js';
+import { chooseModel, isUnchosenDefault, keyVariables, noKeyError } from './default-model.js';
 import { CircuitBreakers, createFailoverProvider, type FailoverCandidate } from './fallback.js';
 import { createProvider } from './index.js';
 import type { ProviderOptions } from './options.js';
@@ -35,16 +36,31 @@ export function providerSettings(loaded: LoadedConfig): Record<string, ProviderS
 
 export function resolveModel(
   loaded: LoadedConfig,
-  model: Pick<ModelSettings, 'model' | 'provider'>,
+  model: Pick<ModelSettings, 'model' | 'provider' | 'preset'>,
   env: Env,
 ): ResolvedProvider | ResolveError {
-  return resolveProvider({
+  const resolved = resolveProvider({
     model: model.model,
     provider: model.provider,
     providers: providerSettings(loaded),
     env,
     configPath: loaded.configPath,
   });
+  // Nothing configured and no key anywhere: name every variable looked for, not just Anthropic's.
+  if (isResolveError(resolved) && isUnchosenDefault(model) && !anyKey(loaded, env))
+    return noKeyError(loaded.configPath);
+  return resolved;
+}
+
+/** Is any API key set at all, in the config or in one of the variables the default model looks for? */
+function anyKey(loaded: LoadedConfig, env: Env): boolean {
+  const inConfig = Object.values(providerSettings(loaded)).some((p) => typeof p.apiKey === 'string' && p.apiKey.trim());
+  return inConfig || keyVariables().some((name) => env[name]?.trim());
+}
+
+/** `agents.defaults` (or its preset); with no model configured, the one of the provider that has a key. */
+export function modelInForce(loaded: LoadedConfig, env: Env): ModelSettings {
+  return chooseModel(loaded, (model) => resolveModel(loaded, model, env));
 }
 
 /** One entry of `agents.defaults.fallbackModels`, read. */

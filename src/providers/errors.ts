@@ -28,6 +28,12 @@ const NETWORK_CODES = new Set([
   // node-fetch (the SDKs' HTTP client): the connection closed before the body ended.
   'ERR_STREAM_PREMATURE_CLOSE',
 ]);
+/**
+ * The host name did not resolve. Retrying at 1 s / 2 s / 4 s only delays the answer (a typo in apiBase, no network,
+ * no DNS server): the error is returned at once, naming the setting to check. A fallback model may still serve.
+ */
+const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_FAIL', 'EAI_NODATA']);
+const DNS_TEXT = /getaddrinfo (ENOTFOUND|EAI_AGAIN|EAI_NONAME|EAI_FAIL|EAI_NODATA)\b/;
 const TIMEOUT_CODES = new Set([
   'ETIMEDOUT',
   'UND_ERR_CONNECT_TIMEOUT',
@@ -50,6 +56,14 @@ export function toProviderError(error: unknown, signal?: AbortSignal): ProviderE
   const text = describe(error);
   if (status !== undefined) return providerErrorFromStatus(status, text, readHeaders(error));
   const code = networkCode(error);
+  const dnsCode = code && DNS_CODES.has(code) ? code : DNS_TEXT.exec(text)?.[1];
+  if (dnsCode) {
+    return {
+      kind: 'network',
+      message: `Could not resolve the provider's host name (${dnsCode}, not retried): ${causeMessage(error)}`,
+      retryable: false,
+    };
+  }
   if (code && TIMEOUT_CODES.has(code)) {
     return { kind: 'timeout', message: `The provider did not answer in time (${code}).`, retryable: true };
   }
@@ -170,7 +184,8 @@ function networkCode(error: unknown): string | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
     const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && (NETWORK_CODES.has(code) || TIMEOUT_CODES.has(code))) return code;
+    if (typeof code === 'string' && (NETWORK_CODES.has(code) || TIMEOUT_CODES.has(code) || DNS_CODES.has(code)))
+      return code;
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;

@@ -20,16 +20,28 @@ export const WORKSPACE_TEMPLATES = join(PACKAGE_ROOT, 'templates', 'workspace');
 /** The skills shipped with the package (`skills/<name>/SKILL.md`); workspace skills of the same name win. */
 export const BUILTIN_SKILLS = join(PACKAGE_ROOT, 'skills');
 
-const PackageJson = z.object({ version: z.string().min(1) });
-let version: string | undefined;
-/** The installed package's version (`0.0.0` when package.json cannot be read or has none), read once. */
-export function packageVersion(): string {
-  if (version !== undefined) return version;
+const PackageJson = z.looseObject({ version: z.string().min(1) });
+let manifest: { ok: true; value: z.infer<typeof PackageJson> } | { ok: false } | undefined;
+
+function readManifest(): { ok: true; value: z.infer<typeof PackageJson> } | { ok: false } {
+  if (manifest) return manifest;
   try {
     const pkg = parseJsonAs(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8'), PackageJson, 'package.json');
-    version = pkg.ok ? pkg.value.version : '0.0.0';
+    manifest = pkg.ok ? { ok: true, value: pkg.value } : { ok: false };
   } catch {
-    version = '0.0.0';
+    manifest = { ok: false };
   }
-  return version;
+  return manifest;
+}
+
+/** The installed package's version (`0.0.0` when package.json cannot be read or has none), read once. */
+export function packageVersion(): string {
+  const read = readManifest();
+  return read.ok ? read.value.version : '0.0.0';
+}
+
+/** The installed package's package.json (every key), or undefined when it cannot be read. */
+export function packageJson(): Record<string, unknown> | undefined {
+  const read = readManifest();
+  return read.ok ? read.value : undefined;
 }

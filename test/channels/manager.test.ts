@@ -6,7 +6,7 @@ import { MessageBus } from '../../src/bus/message-bus.js';
 import { ChatChannel } from '../../src/channels/chat-channel.js';
 import { ChannelManager } from '../../src/channels/manager.js';
 import { PairingStore } from '../../src/channels/pairing.js';
-import { channelSettingsSchema, missingSdk, requireSetting } from '../../src/channels/settings.js';
+import { channelSdk, channelSettingsSchema, requireSetting } from '../../src/channels/settings.js';
 import { UserError } from '../../src/util/errors.js';
 import { eventually } from './contract.js';
 import { MemoryPlatform } from './memory-platform.js';
@@ -128,11 +128,13 @@ describe('ChannelManager', () => {
 });
 
 describe('setup errors', () => {
-  it('names the package to install when a platform SDK is missing, and the key when a credential is', () => {
+  it('names the package to install when a platform SDK is missing, and the key when a credential is', async () => {
     const missing = Object.assign(new Error("Cannot find package 'grammy'"), { code: 'ERR_MODULE_NOT_FOUND' });
-    const error = missingSdk('Telegram', 'grammy', missing);
-    expect(error.message).toBe('The Telegram channel needs the grammy package, which is not installed.');
-    expect(error.hint).toBe('Install it next to nanobot: npm install grammy');
+    const error = await channelSdk('telegram', 'Telegram', 'grammy', () => Promise.reject(missing)).catch((e) => e);
+    expect(error.message).toBe(
+      'The Telegram channel needs the grammy package, which is not installed (optional packages are installed on demand).',
+    );
+    expect(error.hint).toBe('Install it with: nanobot channels install telegram');
     expect(() => requireSetting('telegram', 'token', '  ', 'Ask @BotFather.')).toThrow(
       'channels.telegram.token is not set, so the telegram channel cannot start.',
     );

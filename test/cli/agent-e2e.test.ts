@@ -88,7 +88,7 @@ describe('nanobot agent when it cannot get an answer', () => {
     const home = tempHome();
     const result = await runCli(['agent', '-m', 'hi'], home);
     expect(result.code).not.toBe(0);
-    expect(result.stderr).toMatch(/anthropic/);
+    expect(result.stderr).toMatch(/anthropic/i);
     expect(result.stderr).toMatch(/ANTHROPIC_API_KEY/);
     expect(result.stderr).not.toMatch(/\n\s+at /);
     expect(existsSync(join(home, '.nanobot', 'config.json'))).toBe(true);

@@ -1,5 +1,5 @@
 // The published package is bin/ + dist/ + skills/ + templates/: dist/ bundles every library, so an install needs
-// no node_modules beyond the optional chat-platform SDKs. These tests keep it that way.
+// no node_modules: the chat-platform SDKs are installed on demand (src/util/on-demand.ts). These tests keep it that way.
 import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ON_DEMAND_USES } from '../../src/util/on-demand.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -14,6 +15,8 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   files: string[];
   dependencies?: Record<string, string>;
   optionalDependencies?: Record<string, string>;
+  onDemandDependencies?: Record<string, string>;
+  devDependencies: Record<string, string>;
 };
 
 let fake: FakeLLM | undefined;
@@ -41,9 +44,11 @@ async function importedPackages(): Promise<string[]> {
 }
 
 describe('the installed package', () => {
-  it('has no runtime dependencies: dist/ imports only Node built-ins and the optional channel SDKs', async () => {
+  it('has no runtime dependencies: dist/ imports only Node built-ins and the on-demand channel SDKs', async () => {
     expect(pkg.dependencies ?? {}).toEqual({});
-    const allowed = new Set([...builtinModules, ...Object.keys(pkg.optionalDependencies ?? {})]);
+    // Optional dependencies would come along with every default install (150 MB of SDKs): none.
+    expect(pkg.optionalDependencies ?? {}).toEqual({});
+    const allowed = new Set([...builtinModules, ...Object.keys(pkg.onDemandDependencies ?? {})]);
     const packageName = (s: string) =>
       s
         .split('/')
@@ -52,6 +57,15 @@ describe('the installed package', () => {
     const imported = await importedPackages();
     expect(imported).toContain('grammy'); // the scan sees the lazy channel imports
     expect(imported.filter((s) => !allowed.has(packageName(s)))).toEqual([]);
+  });
+
+  it('pins every on-demand package at the version the repo tests with (a devDependency)', () => {
+    const onDemand = Object.entries(pkg.onDemandDependencies ?? {});
+    expect(onDemand.length).toBeGreaterThanOrEqual(8);
+    for (const [name, version] of onDemand)
+      expect({ name, version: pkg.devDependencies[name] }).toEqual({ name, version });
+    // `nanobot channels install <name>` knows every one of them, and nothing else.
+    expect(new Set(Object.values(ON_DEMAND_USES).flat())).toEqual(new Set(onDemand.map(([name]) => name)));
   });
 
   it('answers a one-shot turn with tools from a copy of its files alone, with no node_modules', async () => {

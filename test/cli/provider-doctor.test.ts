@@ -101,8 +101,12 @@ describe('nanobot doctor', () => {
     const home = tempHome();
     const missing = await runCli(['doctor'], home);
     expect(missing.code).toBe(1);
-    expect(missing.stdout).toContain('✗ Model anthropic/claude-opus-4-5: No API key for provider "anthropic".');
-    expect(missing.stdout).toContain('export ANTHROPIC_API_KEY');
+    // No model configured and no key anywhere: every variable looked for, and the setup command.
+    expect(missing.stdout).toContain(
+      '✗ Model anthropic/claude-opus-4-5: No API key found: nanobot looked for ANTHROPIC_API_KEY',
+    );
+    expect(missing.stdout).toContain('OPENAI_API_KEY');
+    expect(missing.stdout).toContain('nanobot onboard');
 
     const ok = await runCli(['doctor'], home, { ANTHROPIC_API_KEY: 'sk-ant-0123456789' });
     expect(ok.code).toBe(0);

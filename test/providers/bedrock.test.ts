@@ -239,6 +239,6 @@ describe('AWS Bedrock (Converse API)', () => {
     const { response } = await collect(provider, request([{ role: 'user', content: 'hi' }]));
     expect(response).toMatchObject({ finishReason: 'error', error: { kind: 'bad_request', retryable: false } });
     expect(response.error?.message).toContain('@aws-sdk/client-bedrock-runtime');
-    expect(response.error?.message).toContain('npm install');
+    expect(response.error?.message).toContain('nanobot provider install bedrock');
   });
 });

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { checkSecureUrl } from '../../security/hosts.js';
 import { UserError } from '../../util/errors.js';
 import { defineChannel } from '../definition.js';
-import { channelSettingsSchema, missingSdk, requireSetting } from '../settings.js';
+import { channelSdk, channelSettingsSchema, requireSetting } from '../settings.js';
 
 /** GUILDS | GUILD_MESSAGES | DIRECT_MESSAGES | MESSAGE_CONTENT: nanobot's default. */
 export const DEFAULT_INTENTS = 37377;
@@ -54,12 +54,7 @@ export const discordChannel = defineChannel<DiscordSettings>({
     if (settings.apiBase) apiRoot(settings.apiBase);
   },
   async createPlatform(settings, context) {
-    let discord: typeof import('discord.js');
-    try {
-      discord = await import('discord.js');
-    } catch (err) {
-      throw missingSdk('Discord', 'discord.js', err);
-    }
+    const discord = await channelSdk('discord', 'Discord', 'discord.js', () => import('discord.js'));
     const { DiscordPlatform } = await import('./platform.js');
     return new DiscordPlatform({ discord, settings, log: context.log });
   },

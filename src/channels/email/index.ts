@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { isLoopbackHost } from '../../security/hosts.js';
 import { UserError } from '../../util/errors.js';
 import { defineChannel } from '../definition.js';
-import { channelSettingsSchema, missingSdk, requireSetting } from '../settings.js';
+import { channelSdk, channelSettingsSchema, requireSetting } from '../settings.js';
 import { normalizeAuthservId } from './authentication.js';
 
 /** allowFrom holds addresses (any case), names of users at the mailbox's own domain, or `*`. */
@@ -123,18 +123,8 @@ export const emailChannel = defineChannel<EmailSettings>({
       );
   },
   async createPlatform(settings, context) {
-    let imapflow: typeof import('imapflow');
-    let nodemailer: typeof import('nodemailer');
-    try {
-      imapflow = await import('imapflow');
-    } catch (err) {
-      throw missingSdk('Email', 'imapflow', err);
-    }
-    try {
-      nodemailer = await import('nodemailer');
-    } catch (err) {
-      throw missingSdk('Email', 'nodemailer', err);
-    }
+    const imapflow = await channelSdk('email', 'Email', 'imapflow', () => import('imapflow'));
+    const nodemailer = await channelSdk('email', 'Email', 'nodemailer', () => import('nodemailer'));
     const { EmailPlatform } = await import('./platform.js');
     return new EmailPlatform({ imapflow, nodemailer, settings, dataDir: context.dataDir, log: context.log });
   },

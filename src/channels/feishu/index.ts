@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { checkSecureUrl } from '../../security/hosts.js';
 import { UserError } from '../../util/errors.js';
 import { defineChannel } from '../definition.js';
-import { channelSettingsSchema, missingSdk, requireSetting } from '../settings.js';
+import { channelSdk, channelSettingsSchema, requireSetting } from '../settings.js';
 
 export const feishuSettingsSchema = channelSettingsSchema.extend({
   appId: z.string().default(''),
@@ -48,12 +48,12 @@ export const feishuChannel = defineChannel<FeishuSettings>({
     apiRoot(settings.domain);
   },
   async createPlatform(settings, context) {
-    let lark: typeof import('@larksuiteoapi/node-sdk');
-    try {
-      lark = await import('@larksuiteoapi/node-sdk');
-    } catch (err) {
-      throw missingSdk('Feishu', '@larksuiteoapi/node-sdk', err);
-    }
+    const lark = await channelSdk(
+      'feishu',
+      'Feishu',
+      '@larksuiteoapi/node-sdk',
+      () => import('@larksuiteoapi/node-sdk'),
+    );
     const { FeishuPlatform } = await import('./platform.js');
     return new FeishuPlatform({ lark, settings, log: context.log, channel: context.name });
   },

@@ -7,7 +7,7 @@ import { checkSecureUrl } from '../../security/hosts.js';
 import { UserError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import { defineChannel } from '../definition.js';
-import { channelSettingsSchema, missingSdk, requireSetting } from '../settings.js';
+import { channelSdk, channelSettingsSchema, requireSetting } from '../settings.js';
 
 export const matrixSettingsSchema = channelSettingsSchema.extend({
   /** The homeserver's client-server API root, e.g. https://matrix.org (what Element shows as "Homeserver"). */
@@ -63,14 +63,15 @@ export const matrixChannel = defineChannel<MatrixSettings>({
 
 /** The SDK, its console logging routed into our log first (some SDK modules bind the logger as they load). */
 async function importSdk(log: Logger): Promise<typeof import('matrix-js-sdk')> {
-  try {
-    const { logger } = await import('matrix-js-sdk/lib/logger.js');
-    const { routeSdkLogs } = await import('./sdk-log.js');
-    routeSdkLogs(logger, log);
-    return await import('matrix-js-sdk');
-  } catch (err) {
-    throw missingSdk('Matrix', 'matrix-js-sdk', err);
-  }
+  const { logger } = await channelSdk(
+    'matrix',
+    'Matrix',
+    'matrix-js-sdk/lib/logger.js',
+    () => import('matrix-js-sdk/lib/logger.js'),
+  );
+  const { routeSdkLogs } = await import('./sdk-log.js');
+  routeSdkLogs(logger, log);
+  return channelSdk('matrix', 'Matrix', 'matrix-js-sdk', () => import('matrix-js-sdk'));
 }
 
 /**

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { checkSecureUrl } from '../../security/hosts.js';
 import { UserError } from '../../util/errors.js';
 import { defineChannel } from '../definition.js';
-import { channelSettingsSchema, missingSdk, requireSetting } from '../settings.js';
+import { channelSdk, channelSettingsSchema, requireSetting } from '../settings.js';
 
 const idList = z.array(z.union([z.string(), z.number()]).transform(String));
 
@@ -92,12 +92,7 @@ export const slackChannel = defineChannel<SlackSettings>({
     slackApiUrl(settings.apiBase);
   },
   async createPlatform(settings, context) {
-    let bolt: SlackSdk;
-    try {
-      bolt = await import('@slack/bolt');
-    } catch (err) {
-      throw missingSdk('Slack', '@slack/bolt', err);
-    }
+    const bolt: SlackSdk = await channelSdk('slack', 'Slack', '@slack/bolt', () => import('@slack/bolt'));
     const { SlackPlatform } = await import('./platform.js');
     return new SlackPlatform({ bolt, settings, log: context.log });
   },

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { checkSecureUrl } from '../../security/hosts.js';
 import { UserError } from '../../util/errors.js';
 import { defineChannel } from '../definition.js';
-import { channelSettingsSchema, idList, missingSdk, requireSetting } from '../settings.js';
+import { channelSdk, channelSettingsSchema, idList, requireSetting } from '../settings.js';
 
 /**
  * nanobot matched a bare Telegram username in allowFrom (`"alice"`). A Telegram username starts with a letter and an
@@ -62,12 +62,7 @@ export const telegramChannel = defineChannel<TelegramSettings>({
     }
   },
   async createPlatform(settings, context) {
-    let grammy: typeof import('grammy');
-    try {
-      grammy = await import('grammy');
-    } catch (err) {
-      throw missingSdk('Telegram', 'grammy', err);
-    }
+    const grammy = await channelSdk('telegram', 'Telegram', 'grammy', () => import('grammy'));
     const { TelegramPlatform } = await import('./platform.js');
     return new TelegramPlatform({ grammy, settings, log: context.log });
   },

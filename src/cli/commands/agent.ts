@@ -13,6 +13,7 @@ import { errorMessage, UserError } from '../../util/errors.js';
 import { createLogger, type Logger, logFailure } from '../../util/log.js';
 import { installLastResort } from '../last-resort.js';
 import type { AgentFlags, GlobalOptions } from '../main.js';
+import { WaitIndicator } from '../progress.js';
 import { describeProviderError, renderMarkdown, rowsOf, sanitizeForTerminal } from '../render.js';
 import { setup } from '../setup.js';
 
@@ -31,6 +32,8 @@ export async function runAgent(opts: GlobalOptions & AgentFlags): Promise<void> 
   });
   const agent = await createAgent(loaded, { log });
   stopping = () => agent.shutdown();
+  // Which model nanobot chose when none is configured (createAgent logs it at info, shown only with --logs).
+  if (agent.model.autoChosen && !opts.logs && !opts.verbose) process.stderr.write(`${agent.model.autoChosen}\n`);
   const hintMax = loaded.config.agents.defaults.toolHintMaxLength;
   const delivery = new AbortController();
   const printing = printOutbound(agent, delivery.signal);
@@ -38,9 +41,10 @@ export async function runAgent(opts: GlobalOptions & AgentFlags): Promise<void> 
     // As in nanobot, the interactive chat is a channel like the others: with unifiedSession it joins the one
     // shared conversation; `-m` keeps the session it names.
     const unified = loaded.config.agents.defaults.unifiedSession;
+    const waitLimit = `NANOBOT_LLM_TIMEOUT_S=${loaded.runtime.llmTimeoutMs / 1000} bounds the wait for a reply to start`;
     if (opts.message === undefined)
-      return await chat(agent, unified ? { ...opts, session: UNIFIED_SESSION_KEY } : opts, hintMax);
-    await oneShot(agent, opts, hintMax);
+      return await chat(agent, unified ? { ...opts, session: UNIFIED_SESSION_KEY } : opts, hintMax, waitLimit);
+    await oneShot(agent, opts, hintMax, waitLimit);
     await awaitSubagents(agent, log);
   } finally {
     delivery.abort();
@@ -108,22 +112,41 @@ class TurnPrinter {
     private readonly hintMax: number,
     private readonly streamText: boolean,
     private readonly label = '',
-  ) {}
+    /** Shows every wait of over a second on stderr (progress.ts); `waiting` starts it for the turn. */
+    private readonly waiting = new WaitIndicator(process.stderr),
+  ) {
+    waiting.wait('waiting for the model');
+  }
 
   readonly onEvent = (event: RunnerEvent): void => {
-    if (event.type === 'tool-start') {
+    if (event.type === 'model-request') {
+      this.waiting.wait('waiting for the model');
+    } else if (event.type === 'tool-start') {
+      this.waiting.done();
       this.endLine();
       process.stderr.write(`  ↳ ${toolHint(event, this.hintMax)}\n`);
+      this.waiting.wait(`running ${sanitizeForTerminal(event.call.function.name).slice(0, 40)}`);
+    } else if (event.type === 'tool-end') {
+      this.waiting.done();
     } else if (event.type === 'retry-wait') {
+      this.waiting.done();
       this.endLine();
       const why = event.error.message.replace(/\.$/, '');
       process.stderr.write(`  … ${why}; retrying in ${Math.ceil(event.delayMs / 1000)} s\n`);
-    } else if (event.type === 'text-delta' && this.streamText && event.text) {
+      this.waiting.wait('waiting for the model (retry)');
+    } else if (event.type === 'text-delta' && event.text) {
+      this.waiting.done();
+      if (!this.streamText) return;
       if (!this.streamedAny && this.label) this.write(this.label);
       this.streamedAny = true;
       this.write(event.text);
     }
   };
+
+  /** The turn is over: no spinner may outlive it. */
+  finish(): void {
+    this.waiting.done();
+  }
 
   /** The text on screen since the last hint (label included), or '' when nothing was streamed. */
   get visibleSegment(): string {
@@ -148,12 +171,12 @@ function failIfError(output: TurnOutput, agent: Agent): void {
   throw new UserError(message, hint);
 }
 
-async function oneShot(agent: Agent, opts: AgentFlags, hintMax: number): Promise<void> {
+async function oneShot(agent: Agent, opts: AgentFlags, hintMax: number, waitLimit: string): Promise<void> {
   const controller = new AbortController();
   const onSigint = () => controller.abort();
   process.once('SIGINT', onSigint);
   const tty = process.stdout.isTTY === true;
-  const printer = new TurnPrinter(hintMax, tty);
+  const printer = new TurnPrinter(hintMax, tty, '', new WaitIndicator(process.stderr, { limit: waitLimit }));
   try {
     const output = await agent.loop.processMessage(turnInput(opts.session, opts.message ?? ''), {
       signal: controller.signal,
@@ -168,11 +191,12 @@ async function oneShot(agent: Agent, opts: AgentFlags, hintMax: number): Promise
     if (streamed && sanitizeForTerminal(output.content).endsWith(streamed)) process.stdout.write('\n');
     else process.stdout.write(`${tty ? sanitizeForTerminal(output.content) : output.content}\n`);
   } finally {
+    printer.finish();
     process.off('SIGINT', onSigint);
   }
 }
 
-async function chat(agent: Agent, opts: AgentFlags, hintMax: number): Promise<void> {
+async function chat(agent: Agent, opts: AgentFlags, hintMax: number, waitLimit: string): Promise<void> {
   const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true });
   const tty = process.stdout.isTTY === true;
   let running: AbortController | undefined;
@@ -190,7 +214,7 @@ async function chat(agent: Agent, opts: AgentFlags, hintMax: number): Promise<vo
     if (text) {
       running = new AbortController();
       try {
-        await chatTurn(agent, opts, hintMax, tty, text, running.signal);
+        await chatTurn(agent, opts, hintMax, tty, text, running.signal, waitLimit);
       } catch (err) {
         // A turn that failed (e.g. its session could not be saved) ends that turn, not the chat.
         process.stdout.write(`\nError: ${sanitizeForTerminal(errorMessage(err))}\n\n`);
@@ -210,10 +234,13 @@ async function chatTurn(
   tty: boolean,
   text: string,
   signal: AbortSignal,
+  waitLimit: string,
 ): Promise<void> {
-  const printer = new TurnPrinter(hintMax, tty, LABEL);
+  const printer = new TurnPrinter(hintMax, tty, LABEL, new WaitIndicator(process.stderr, { limit: waitLimit }));
   process.stdout.write('\n');
-  const output = await agent.loop.processMessage(turnInput(opts.session, text), { signal, onEvent: printer.onEvent });
+  const output = await agent.loop
+    .processMessage(turnInput(opts.session, text), { signal, onEvent: printer.onEvent })
+    .finally(() => printer.finish());
   if (output.stopReason === 'aborted') {
     process.stdout.write('\n(cancelled)\n\n');
   } else if (output.error) {

@@ -14,6 +14,7 @@ import { collectSecrets, redactSecrets } from '../../security/secrets.js';
 import { errorMessage, UserError } from '../../util/errors.js';
 import type { GlobalOptions } from '../main.js';
 import { setup } from '../setup.js';
+import { defaultPackagesIo, missingPackages, offerInstall } from './packages.js';
 
 export interface ChannelsIo {
   out(text: string): void;
@@ -29,7 +30,12 @@ export async function channelsStatus(opts: GlobalOptions, io: ChannelsIo = defau
   const names = [...new Set([...CHANNEL_DEFINITIONS.map((d) => d.name), ...Object.keys(blocks)])];
   io.out(`Channels (${loaded.configPath}):\n`);
   const secrets = collectSecrets(loaded.config);
-  for (const name of names) io.out(`${statusLine(name, blocks[name], running, secrets)}\n`);
+  for (const name of names) {
+    io.out(`${statusLine(name, blocks[name], running, secrets)}\n`);
+    const missing = blocks[name]?.enabled === true ? missingPackages(name, loaded.home) : [];
+    if (missing.length > 0)
+      io.out(`    ${missing.join(', ')} not installed: run \`nanobot channels install ${name}\`\n`);
+  }
   io.out(
     running ? `Gateway: running (pid ${running.pid})\n` : 'Gateway: not running (start it with `nanobot gateway`)\n',
   );
@@ -93,6 +99,7 @@ export async function channelsLogin(name: string, opts: GlobalOptions, io: Chann
   }
   const { loaded } = await setup(opts, io.env);
   const block = channelBlocks(loaded.config)[name] ?? {};
+  await offerInstall(name, loaded.home, { ...defaultPackagesIo(), ...io });
   if (definition.login) {
     await definition.login(block, { name, dataDir: loaded.dataDir, log: consoleLog(io), out: io.out });
     return;

@@ -10,7 +10,7 @@ import type { LoadedConfig } from '../../config/load.js';
 import { effectiveModel, type ModelSettings } from '../../config/model.js';
 import { configNotices } from '../../config/notices.js';
 import { closest } from '../../config/unknown-keys.js';
-import { adapterOptions, fallbackModels, resolveModel } from '../../providers/chain.js';
+import { adapterOptions, fallbackModels, modelInForce, resolveModel } from '../../providers/chain.js';
 import { findPrice } from '../../providers/cost.js';
 import { createProvider } from '../../providers/index.js';
 import { findOAuthProvider, oauthStatus } from '../../providers/oauth/index.js';
@@ -61,7 +61,7 @@ export async function runDoctor(opts: GlobalOptions & DoctorFlags, deps: DoctorD
 
   let model: ModelSettings;
   try {
-    model = effectiveModel(loaded.config);
+    model = modelInForce(loaded, env);
   } catch (err) {
     report('fail', 'Model preset', errorMessage(err), err instanceof UserError ? err.hint : '');
     process.exitCode = 1;
@@ -72,7 +72,8 @@ export async function runDoctor(opts: GlobalOptions & DoctorFlags, deps: DoctorD
   if (isResolveError(resolved)) {
     report('fail', label, resolved.error, resolved.hint);
   } else {
-    report('ok', label, `provider ${resolved.name}: ${explainResolution(resolved)}`);
+    const chosen = model.autoChosen ? ` (${model.autoChosen})` : '';
+    report('ok', label, `provider ${resolved.name}: ${explainResolution(resolved)}${chosen}`);
     await checkCredentials(loaded, resolved, report);
     checkBaseUrl(resolved, report);
   }

@@ -2,9 +2,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LoadedConfig } from '../../config/load.js';
-import { effectiveModel } from '../../config/model.js';
 import { configNotices } from '../../config/notices.js';
-import { fallbackModels, resolveModel } from '../../providers/chain.js';
+import { fallbackModels, modelInForce, resolveModel } from '../../providers/chain.js';
 import { PROVIDERS } from '../../providers/registry.js';
 import type { ResolvedProvider } from '../../providers/resolve.js';
 import type { GlobalOptions } from '../main.js';
@@ -26,10 +25,11 @@ export async function runStatus(opts: GlobalOptions): Promise<void> {
   const { loaded } = await setup(opts, env);
   const { config } = loaded;
   const out = (line = '') => process.stdout.write(`${line}\n`);
-  const model = effectiveModel(config);
+  const model = modelInForce(loaded, env);
   out(`Config:     ${loaded.configPath}`);
   out(`Workspace:  ${loaded.workspace}${existsSync(loaded.workspace) ? '' : ' (missing)'}`);
   out(`Model:      ${model.model}${model.preset ? ` (preset ${model.preset})` : ''}`);
+  if (model.autoChosen) out(`            ${model.autoChosen}`);
   const resolved = resolveModel(loaded, model, env);
   if ('error' in resolved) out(`Provider:   ${model.provider} — ${resolved.error} ${resolved.hint}`);
   else {
