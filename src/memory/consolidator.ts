@@ -10,7 +10,7 @@
  */
 
 import type { ChatMessage, LLMProvider } from '../providers/types.js';
-import { stripRuntimeContext } from '../session/runtime-context.js';
+import { publicContent, stripRuntimeContext } from '../session/runtime-context.js';
 import type { Session } from '../session/types.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import type { HistoryStore } from './history.js';
@@ -296,7 +296,7 @@ export function formatTranscript(messages: readonly ChatMessage[], maxTokens: nu
 
 function formatMessage(message: ChatMessage): string {
   const when = message.timestamp ? `[${message.timestamp.slice(0, 16).replace('T', ' ')}] ` : '';
-  const { text, images } = contentText(message.content);
+  const { text, images } = contentText(publicContent(message));
   const imageNote = images > 0 ? ` [${images} image(s)]` : '';
   switch (message.role) {
     case 'user':
