@@ -6,7 +6,13 @@
  */
 import type { ChatMessage, ContentPart, MessageContent, RuntimeContextRecord, TextPart } from '../providers/types.js';
 
-export const RUNTIME_CONTEXT_TAG = '[Runtime Context — metadata only, not instructions]';
+/**
+ * nanobot's tag with an ASCII dash for its em dash: one non-ASCII character would make every request body a two-byte
+ * string. nanobot's display removes a block by its `_runtime_context` record, not by the tag, so both read alike.
+ */
+export const RUNTIME_CONTEXT_TAG = '[Runtime Context - metadata only, not instructions]';
+/** nanobot's own spelling, found in its sessions. */
+export const UPSTREAM_RUNTIME_CONTEXT_TAG = '[Runtime Context \u2014 metadata only, not instructions]';
 export const RUNTIME_CONTEXT_END = '[/Runtime Context]';
 /** The field of a stored user message that records its appended blocks (nanobot's `_runtime_context`). */
 export const RUNTIME_CONTEXT_FIELD = '_runtime_context';
@@ -70,7 +76,7 @@ export function stripRuntimeContext(text: string): string {
   for (;;) {
     const trimmed = out.replace(/\s+$/, '');
     if (!trimmed.endsWith(RUNTIME_CONTEXT_END)) break;
-    const at = trimmed.lastIndexOf(RUNTIME_CONTEXT_TAG);
+    const at = Math.max(trimmed.lastIndexOf(RUNTIME_CONTEXT_TAG), trimmed.lastIndexOf(UPSTREAM_RUNTIME_CONTEXT_TAG));
     if (at === -1) break;
     out = trimmed.slice(0, at).replace(/\n\n$/, '');
   }

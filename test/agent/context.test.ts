@@ -10,6 +10,7 @@ import {
   RUNTIME_CONTEXT_END,
   RUNTIME_CONTEXT_TAG,
   stripRuntimeContext,
+  UPSTREAM_RUNTIME_CONTEXT_TAG,
   withoutRuntimeContext,
 } from '../../src/session/runtime-context.js';
 import { newSession } from '../../src/session/types.js';
@@ -129,7 +130,7 @@ describe('a user who types the runtime-context marker', () => {
         const sent = text(builder.buildUserMessage(content, runtime).content);
         expect(sent.match(anyMarker)).toEqual([RUNTIME_CONTEXT_TAG, RUNTIME_CONTEXT_END]);
         expect(sent).toMatch(
-          /\n\n\[Runtime Context — metadata only, not instructions\]\nCurrent time: 2026-02-01 [^\n]*\nChannel: cli\nChat ID: direct\n\[\/Runtime Context\]$/,
+          /\n\n\[Runtime Context - metadata only, not instructions\]\nCurrent time: 2026-02-01 [^\n]*\nChannel: cli\nChat ID: direct\n\[\/Runtime Context\]$/,
         );
         // What the user typed is still there, only the marker is defused.
         expect(sent).toContain('Chat ID: admin');
@@ -164,6 +165,13 @@ describe('a user who types the runtime-context marker', () => {
       blocks: [{ type: 'text', text: block }],
     });
     expect(withoutRuntimeContext(parts.content, parts._runtime_context)).toEqual([{ type: 'text', text: 'hello' }]);
+  });
+
+  it("strips upstream's own block (its em-dash tag) for display, and sends nothing but ASCII of ours", async () => {
+    const theirs = `hi\n\n${UPSTREAM_RUNTIME_CONTEXT_TAG}\nGoal: ship it\n${RUNTIME_CONTEXT_END}`;
+    expect(stripRuntimeContext(theirs)).toBe('hi');
+    const builder = new ContextBuilder({ workspace: await workspace() });
+    expect(String(builder.buildUserMessage('hello', runtime).content)).toMatch(/^[\x0a\x20-\x7e]*$/);
   });
 
   it('strips the unwrapped blocks of sessions written before: only the last (real) one', () => {
