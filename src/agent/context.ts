@@ -15,7 +15,7 @@ import {
 import type { ChatMessage, ContentPart } from '../providers/types.js';
 import { readCheckedFile } from '../security/checked-open.js';
 import { WorkspaceFs, WorkspaceFsError } from '../security/workspace-fs.js';
-import { RUNTIME_MARKER } from '../session/runtime-context.js';
+import { appendRuntimeContext, type RuntimeContextBlock, wrapRuntimeContext } from '../session/runtime-context.js';
 import type { SkillsLoader } from '../skills/loader.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import { identitySection, TOOL_CONTRACT } from './prompts.js';
@@ -117,12 +117,15 @@ export class ContextBuilder {
    * message names as `$name`. Those are for this turn only: save `forHistory(message)` in the session instead.
    */
   buildUserMessage(typed: string | ContentPart[], runtime: RuntimeInfo): ChatMessage {
-    const block = runtimeContextBlock(runtime, this.options.timezone ?? 'UTC');
+    const block: RuntimeContextBlock = {
+      source: 'runtime',
+      content: runtimeContextBlock(runtime, this.options.timezone ?? 'UTC'),
+    };
     const content = defuseRuntimeMarker(typed);
-    const plain = withTrailingText(content, [block]);
+    const plain = userMessage(content, [block]);
     const skills = this.options.skills?.invokedSkills(textOf(content));
     if (!skills) return plain;
-    const message = withTrailingText(content, [skills, block]);
+    const message = userMessage(content, [{ source: 'explicit_skills', content: skills }, block]);
     this.withoutTurnSkills.set(message, plain);
     return message;
   }
@@ -189,9 +192,10 @@ export class ContextBuilder {
   }
 }
 
-function withTrailingText(content: string | ContentPart[], blocks: string[]): ChatMessage {
-  if (typeof content === 'string') return { role: 'user', content: [content, ...blocks].join('\n\n') };
-  return { role: 'user', content: [...content, ...blocks.map((text) => ({ type: 'text' as const, text }))] };
+/** The user message with the blocks appended, and nanobot's record of them (so a display removes exactly those). */
+function userMessage(content: string | ContentPart[], blocks: RuntimeContextBlock[]): ChatMessage {
+  const appended = appendRuntimeContext(content, blocks);
+  return { role: 'user', content: appended.content, ...(appended.record ? { _runtime_context: appended.record } : {}) };
 }
 
 function textOf(content: string | ContentPart[]): string {
@@ -243,16 +247,24 @@ function isInlineImage(part: ContentPart): boolean {
   return part.type === 'image_url' && part.image_url.url.startsWith('data:');
 }
 
+/** Time, channel and chat id between nanobot's runtime-context markers. */
 export function runtimeContextBlock(runtime: RuntimeInfo, timezone: string): string {
   const now = runtime.now ?? new Date();
-  return `${RUNTIME_MARKER}\nCurrent time: ${formatTime(now, timezone)}\nChannel: ${runtime.channel}\nChat ID: ${runtime.chatId}`;
+  return wrapRuntimeContext([
+    `Current time: ${formatTime(now, timezone)}`,
+    `Channel: ${runtime.channel}`,
+    `Chat ID: ${runtime.chatId}`,
+  ]);
 }
 
-/** The marker in any spelling a model might take for it: `[runtime context]`, `[ Runtime  Context ]`… */
-const TYPED_MARKER = /\[\s*runtime\s+context\s*\]/gi;
+/**
+ * Any spelling a model might take for a runtime marker: `[Runtime Context]`, `[ runtime  context — … ]`,
+ * `[/Runtime Context]`, `[RUNTIME CONTEXT: …]`…
+ */
+const TYPED_MARKER = /\[\s*\/?\s*runtime[\s_-]*context\b[^\]\n]*\]/gi;
 
 /**
- * User text with every spelling of the runtime marker reworded, so the block nanobot appends is the only one the
+ * User text with every spelling of the runtime markers reworded, so the block nanobot appends is the only one the
  * model sees: a user cannot forge a channel, chat id or time. The rest of what they typed is kept.
  */
 function defuseRuntimeMarker(content: string | ContentPart[]): string | ContentPart[] {

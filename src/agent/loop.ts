@@ -375,19 +375,28 @@ export class AgentLoop {
     });
   }
 
-  /** Moves the conversation to an archive session and leaves the live one empty; nothing is deleted. */
+  /**
+   * Moves the conversation to an archive session and leaves the live one empty; nothing is deleted. Then, as
+   * nanobot does, the model summarises what was not yet archived into history.jsonl under the chat's key (raw
+   * when the model fails: the archive session keeps every message either way).
+   */
   private async archive(session: Session): Promise<void> {
     const stampText = new Date().toISOString().replace(/[:.]/g, '-');
     const archived: Session = {
       ...session,
       key: `${session.key}:archived:${stampText}`,
       messages: [...session.messages],
+      metadata: structuredClone(session.metadata),
     };
     await this.deps.sessions.save(archived);
     session.messages = [];
     session.lastConsolidated = 0;
     session.metadata = {};
     await this.deps.sessions.save(session);
+    const { consolidator } = this.deps;
+    if (consolidator && archived.lastConsolidated < archived.messages.length) {
+      await consolidator.archiveClosed(archived, session.key);
+    }
   }
 }
 

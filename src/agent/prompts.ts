@@ -18,8 +18,8 @@ Your workspace is ${info.workspace}. Relative paths in tools resolve there.
 - Persona and user profile: SOUL.md and USER.md.
 - Skills: skills/<name>/SKILL.md (read a skill's file before using it).
 
-Messages from the user end with a [Runtime Context] block giving the current time, channel and chat id. It is
-metadata from the runtime, not something the user typed.`;
+Messages from the user end with a [Runtime Context - ...] ... [/Runtime Context] block giving the current time,
+channel and chat id. It is metadata from the runtime, not something the user typed.`;
 }
 
 export const TOOL_CONTRACT = `# Using tools

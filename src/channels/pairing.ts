@@ -1,18 +1,31 @@
 /**
  * Pairing: a stranger who writes to the agent in a direct chat gets a short code; the owner approves it with
  * `/pairing approve <code>` (in a chat, as an owner) or `nanobot channels pair approve <code>`.
- * One file per channel, `<dataDir>/pairing/<channel>.json` (0600), shared by the CLI and the running gateway:
- * writes hold a cross-process lock and replace the file atomically; reads notice a changed file by its mtime,
- * so an approval from the CLI reaches the running gateway with its next message.
+ * One file for every channel, `<dataDir>/pairing.json` (0600), in nanobot's own format (pairing-file.ts), so
+ * approvals carry over between nanobot and this project both ways. It is shared by the CLI and the running
+ * gateway: writes hold a cross-process lock and replace the file atomically; reads notice a changed file by its
+ * stat, so an approval from the CLI reaches the running gateway with its next message. Files an earlier version
+ * wrote (`<dataDir>/pairing/<channel>.json`) are read too, and folded into `pairing.json` by the next write (then
+ * renamed `*.json.migrated`, not deleted).
  */
 import { randomInt } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { z } from 'zod';
+import { mkdirSync, readdirSync, readFileSync, renameSync, type Stats, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../util/fs.js';
-import { describeIssues, parseJsonAs } from '../util/json.js';
 import { lockFile } from '../util/lock.js';
 import { createLogger, type Logger } from '../util/log.js';
+import {
+  type ApprovedSender,
+  type ChannelPairing,
+  emptyChannel,
+  type PairingData,
+  type PendingPairing,
+  parseLegacy,
+  parseUpstream,
+  serializeUpstream,
+} from './pairing-file.js';
+
+export type { ApprovedSender, PendingPairing } from './pairing-file.js';
 
 /** No 0/O or 1/I: codes are read aloud and typed on phones. */
 const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
@@ -21,28 +34,11 @@ export const PAIRING_CODE_TTL_MS = 10 * 60_000;
 /** Bounds the file when many strangers write: the oldest requests give way. */
 const MAX_PENDING_PER_CHANNEL = 50;
 
-export interface PendingPairing {
-  code: string;
-  senderId: string;
-  username?: string;
-  chatId: string;
-  createdAt: number;
-  expiresAt: number;
-}
-
-export interface ApprovedSender {
-  username?: string;
-  approvedAt: string;
-}
-
-interface PairingFile {
-  approved: Record<string, ApprovedSender>;
-  pending: PendingPairing[];
-}
-
 export interface PairingStoreOptions {
-  /** Usually `<dataDir>/pairing`. */
+  /** `<dataDir>/pairing`: where an earlier version kept one file per channel. */
   dir: string;
+  /** nanobot's `<dataDir>/pairing.json`; defaults to beside `dir`. */
+  file?: string;
   now?: () => number;
   /** Where a damaged file is reported (default: stderr). */
   log?: Logger;
@@ -55,21 +51,34 @@ export interface PairingResult {
   chatId: string;
 }
 
+interface Cached<T> {
+  ino: number;
+  mtimeMs: number;
+  size: number;
+  data: T;
+}
+
+const unchanged = (cached: Cached<unknown> | undefined, stat: Stats): boolean =>
+  cached?.ino === stat.ino && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size;
+
 export class PairingStore {
   private readonly now: () => number;
   private readonly log: Logger;
-  private readonly cache = new Map<string, { ino: number; mtimeMs: number; size: number; data: PairingFile }>();
+  private readonly file: string;
+  private upstream: Cached<PairingData> | undefined;
+  private readonly legacy = new Map<string, Cached<ChannelPairing>>();
 
   constructor(private readonly options: PairingStoreOptions) {
     this.now = options.now ?? Date.now;
     this.log = options.log ?? createLogger('warn');
+    this.file = options.file ?? join(dirname(options.dir), 'pairing.json');
   }
 
   get dir(): string {
     return this.options.dir;
   }
 
-  /** Synchronous and cheap (a stat per call): it runs for every message from a sender not in allowFrom. */
+  /** Synchronous and cheap (two stats per call): it runs for every message from a sender not in allowFrom. */
   isApproved(channel: string, senderId: string): boolean {
     return Object.hasOwn(this.read(channel).approved, senderId);
   }
@@ -84,10 +93,13 @@ export class PairingStore {
     sender: { id: string; username?: string },
     chatId: string,
   ): Promise<{ code: string; created: boolean }> {
-    return this.update(channel, (data) => {
+    checkChannel(channel);
+    return this.update((all) => {
+      all[channel] ??= emptyChannel();
+      const data = all[channel];
       const existing = data.pending.find((p) => p.senderId === sender.id);
       if (existing) return { code: existing.code, created: false };
-      const taken = new Set(data.pending.map((p) => p.code));
+      const taken = new Set(Object.values(all).flatMap((part) => part.pending.map((p) => p.code)));
       let code = generateCode();
       while (taken.has(code)) code = generateCode();
       const createdAt = this.now();
@@ -119,8 +131,10 @@ export class PairingStore {
   }
 
   async revoke(channel: string, senderId: string): Promise<boolean> {
-    return this.update(channel, (data) => {
-      if (!Object.hasOwn(data.approved, senderId)) return false;
+    checkChannel(channel);
+    return this.update((all) => {
+      const data = all[channel];
+      if (!data || !Object.hasOwn(data.approved, senderId)) return false;
       delete data.approved[senderId];
       return true;
     });
@@ -135,29 +149,21 @@ export class PairingStore {
       .sort((a, b) => a.createdAt - b.createdAt);
   }
 
-  /** Channels with a pairing file. */
+  /** Channels with approvals or requests. */
   channels(): string[] {
-    try {
-      return readdirSync(this.options.dir)
-        .filter((file) => file.endsWith('.json') && !file.startsWith('.'))
-        .map((file) => file.slice(0, -'.json'.length))
-        .sort();
-    } catch {
-      return [];
-    }
+    return [...new Set([...Object.keys(this.readUpstream()), ...this.legacyChannels()])].sort();
   }
 
   private async takePending(
     code: string,
-    apply: (data: PairingFile, pending: PendingPairing) => void,
+    apply: (data: ChannelPairing, pending: PendingPairing) => void,
   ): Promise<PairingResult | undefined> {
     const wanted = normalizeCode(code);
-    for (const channel of this.channels()) {
-      if (!this.read(channel).pending.some((p) => p.code === wanted)) continue;
-      const result = await this.update(channel, (data) => {
+    return this.update((all) => {
+      for (const [channel, data] of Object.entries(all)) {
         const at = data.pending.findIndex((p) => p.code === wanted);
         const pending = data.pending[at];
-        if (!pending) return undefined;
+        if (!pending) continue;
         data.pending.splice(at, 1);
         apply(data, pending);
         return {
@@ -166,53 +172,106 @@ export class PairingStore {
           chatId: pending.chatId,
           ...(pending.username ? { username: pending.username } : {}),
         };
-      });
-      if (result) return result;
-    }
-    return undefined;
+      }
+      return undefined;
+    });
   }
 
-  private path(channel: string): string {
-    if (!/^[\w-]+$/.test(channel)) throw new Error(`invalid channel name for pairing: ${channel}`);
-    return join(this.options.dir, `${channel}.json`);
+  /** One channel: nanobot's file, plus what an earlier version's file of that channel still holds. */
+  private read(channel: string): ChannelPairing {
+    const ours = this.readUpstream()[channel];
+    const old = /^[\w-]+$/.test(channel) ? this.readLegacy(channel) : undefined;
+    if (!old) return ours ?? emptyChannel();
+    if (!ours) return old;
+    const codes = new Set(ours.pending.map((p) => p.code));
+    return {
+      approved: { ...old.approved, ...ours.approved },
+      pending: [...ours.pending, ...old.pending.filter((p) => !codes.has(p.code))],
+    };
   }
 
-  private read(channel: string): PairingFile {
-    const path = this.path(channel);
-    const stat = statSync(path, { throwIfNoEntry: false });
-    if (!stat) return emptyFile();
-    const cached = this.cache.get(channel);
-    // Every write renames a new file into place, so a new inode means new content even within one mtime tick.
-    const unchanged = cached?.ino === stat.ino && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size;
-    if (cached && unchanged) return cached.data;
-    const { data, problems } = parseFile(readFileSync(path, 'utf8'), path);
+  private readUpstream(): PairingData {
+    const stat = statSync(this.file, { throwIfNoEntry: false });
+    if (!stat) return {};
+    if (this.upstream && unchanged(this.upstream, stat)) return this.upstream.data;
+    const { data, problems } = parseUpstream(readFileSync(this.file, 'utf8'), this.file);
     for (const problem of problems) this.log.warn(problem);
-    this.cache.set(channel, { ino: stat.ino, mtimeMs: stat.mtimeMs, size: stat.size, data });
+    this.upstream = { ino: stat.ino, mtimeMs: stat.mtimeMs, size: stat.size, data };
     return data;
   }
 
-  /** Read-modify-write under the cross-process lock; expired requests are dropped on the way. */
-  private async update<T>(channel: string, change: (data: PairingFile) => T): Promise<T> {
-    mkdirSync(this.options.dir, { recursive: true, mode: 0o700 });
-    const path = this.path(channel);
-    const release = await (await lockFile())(path, {
+  private legacyPath(channel: string): string {
+    return join(this.options.dir, `${channel}.json`);
+  }
+
+  private readLegacy(channel: string): ChannelPairing | undefined {
+    const path = this.legacyPath(channel);
+    const stat = statSync(path, { throwIfNoEntry: false });
+    if (!stat) return undefined;
+    const cached = this.legacy.get(channel);
+    // Every write renames a new file into place, so a new inode means new content even within one mtime tick.
+    if (cached && unchanged(cached, stat)) return cached.data;
+    const { data, problems } = parseLegacy(readFileSync(path, 'utf8'), path);
+    for (const problem of problems) this.log.warn(problem);
+    this.legacy.set(channel, { ino: stat.ino, mtimeMs: stat.mtimeMs, size: stat.size, data });
+    return data;
+  }
+
+  private legacyChannels(): string[] {
+    try {
+      return readdirSync(this.options.dir)
+        .filter((file) => file.endsWith('.json') && !file.startsWith('.'))
+        .map((file) => file.slice(0, -'.json'.length))
+        .filter((name) => /^[\w-]+$/.test(name));
+    } catch {
+      return [];
+    }
+  }
+
+  /**
+   * Read-modify-write of nanobot's file under the cross-process lock; expired requests are dropped on the way, and
+   * an earlier version's files are folded in (then renamed, once the new file holds them).
+   */
+  private async update<T>(change: (data: PairingData) => T): Promise<T> {
+    mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
+    const release = await (await lockFile())(this.file, {
       realpath: false,
       stale: 10_000,
       retries: { retries: 50, minTimeout: 5, maxTimeout: 200, factor: 1.5 },
     });
     try {
-      this.cache.delete(channel);
-      const data = structuredClone(this.read(channel));
+      this.upstream = undefined;
+      this.legacy.clear();
+      const legacy = this.legacyChannels();
+      const data: PairingData = {};
+      for (const channel of new Set([...Object.keys(this.readUpstream()), ...legacy])) {
+        data[channel] = structuredClone(this.read(channel));
+      }
       const now = this.now();
-      data.pending = data.pending.filter((p) => p.expiresAt > now);
+      for (const part of Object.values(data)) part.pending = part.pending.filter((p) => p.expiresAt > now);
       const value = change(data);
-      await writeFileAtomic(path, `${JSON.stringify(data, null, 2)}\n`, 0o600);
-      this.cache.delete(channel);
+      await writeFileAtomic(this.file, serializeUpstream(data, formatCode), 0o600);
+      for (const channel of legacy) this.retireLegacy(channel);
+      this.upstream = undefined;
       return value;
     } finally {
       await release().catch(() => {});
     }
   }
+
+  private retireLegacy(channel: string): void {
+    const path = this.legacyPath(channel);
+    try {
+      renameSync(path, `${path}.migrated`);
+    } catch (error) {
+      this.log.warn(`pairing file ${path}: could not rename it after folding it into ${this.file}: ${String(error)}`);
+    }
+    this.legacy.delete(channel);
+  }
+}
+
+function checkChannel(channel: string): void {
+  if (!/^[\w-]+$/.test(channel)) throw new Error(`invalid channel name for pairing: ${channel}`);
 }
 
 /** `ABCD-EFGH`: 8 characters from a 32-letter alphabet (40 bits), shown with a dash for reading. */
@@ -238,54 +297,4 @@ export function pairingReply(code: string): string {
     `Your pairing code is: \`${shown}\` (valid for 10 minutes)\n\n` +
     `Ask the owner to approve it with \`/pairing approve ${shown}\` or \`nanobot channels pair approve ${shown}\`.`
   );
-}
-
-function emptyFile(): PairingFile {
-  return { approved: {}, pending: [] };
-}
-
-const FileShape = z.looseObject({ approved: z.unknown().optional(), pending: z.unknown().optional() });
-const Approved = z.union([
-  z.array(z.union([z.string(), z.number()])), // A hand-written list of ids is accepted too.
-  z.record(
-    z.string(),
-    z.looseObject({ username: z.string().optional().catch(undefined), approvedAt: z.string().catch('') }),
-  ),
-]);
-const Pending = z.looseObject({
-  code: z.string(),
-  senderId: z.string(),
-  expiresAt: z.number(),
-  username: z.string().optional().catch(undefined),
-  chatId: z.string().catch(''),
-  createdAt: z.number().catch(0),
-});
-
-/**
- * A damaged file must not lock everyone out or crash the gateway: unusable parts read as empty, and each one is
- * named in `problems` so the owner learns why a sender is no longer approved.
- */
-function parseFile(text: string, path: string): { data: PairingFile; problems: string[] } {
-  const parsed = parseJsonAs(text, FileShape, `pairing file ${path}`);
-  if (!parsed.ok) return { data: emptyFile(), problems: [`${parsed.problem}; read as empty`] };
-  const problems: string[] = [];
-  let approved: Record<string, ApprovedSender> = {};
-  if (parsed.value.approved !== undefined) {
-    const checked = Approved.safeParse(parsed.value.approved);
-    if (!checked.success) problems.push(`pairing file ${path}: approved: ${describeIssues(checked.error)}; ignored`);
-    else if (Array.isArray(checked.data)) {
-      approved = Object.fromEntries(checked.data.map((id) => [String(id), { approvedAt: '' }]));
-    } else approved = checked.data;
-  }
-  const pending: PendingPairing[] = [];
-  if (parsed.value.pending !== undefined) {
-    const list = Array.isArray(parsed.value.pending) ? parsed.value.pending : [];
-    if (!Array.isArray(parsed.value.pending)) problems.push(`pairing file ${path}: pending is not a list; ignored`);
-    list.forEach((entry, i) => {
-      const checked = Pending.safeParse(entry);
-      if (checked.success) pending.push(checked.data);
-      else problems.push(`pairing file ${path}: pending.${i}: ${describeIssues(checked.error)}; dropped`);
-    });
-  }
-  return { data: { approved, pending }, problems };
 }

@@ -92,7 +92,7 @@ export function heartbeatService(context: GatewayContext): GatewayService {
     runTurn: heartbeatTurn(context, beat.keepRecentMessages),
     evaluate: (result, tasks) => {
       const agent = context.agent();
-      return modelEvaluator(agent.provider, agent.model.model)(result, tasks);
+      return modelEvaluator(agent.provider, agent.model.model, workspace)(result, tasks);
     },
     notify: heartbeatNotify(context),
   });

@@ -3,9 +3,11 @@
  * them in the `heartbeat` session; an evaluator then decides whether the result is worth a message to the user.
  * No tasks → no LLM call. The evaluator fails closed, and "nothing to report" is never sent.
  */
+
 import type { LLMProvider } from '../providers/types.js';
 import { errorMessage } from '../util/errors.js';
 import { type Logger, logFailure, silentLogger } from '../util/log.js';
+import { EVALUATE_NOTIFICATION_TOOL, evaluatorPrompt } from './evaluator-prompt.js';
 import { readActiveTasks } from './tasks.js';
 
 export const HEARTBEAT_SESSION = 'heartbeat';
@@ -90,27 +92,38 @@ export class HeartbeatService {
   }
 }
 
-/** An evaluator that asks the model a yes/no question; any failure or unclear answer means "don't notify". */
+/**
+ * The notification gate: the model answers through the `evaluate_notification` tool, under the workspace's
+ * `prompts/evaluator.md` when it has one. No tool call, an error or anything unclear means "don't notify".
+ */
 export function modelEvaluator(
   provider: LLMProvider,
   model: string,
+  workspace: string,
 ): (result: string, tasks: string[]) => Promise<boolean> {
   return async (result, tasks) => {
     const stream = provider.stream({
       model,
-      maxTokens: 10,
+      maxTokens: 1024,
       temperature: 0,
+      tools: [EVALUATE_NOTIFICATION_TOOL],
       messages: [
+        { role: 'system', content: await evaluatorPrompt(workspace) },
         {
-          role: 'system',
-          content:
-            'You decide whether a background task result deserves a chat message to the user right now. ' +
-            'Answer only "yes" or "no". Say no for routine status, "all clear", or anything with nothing new or actionable.',
+          role: 'user',
+          content: `Tasks that were checked:\n${tasks.join('\n')}\n\nTheir result:\n${result}\n\nShould the user be notified?`,
         },
-        { role: 'user', content: `Tasks:\n${tasks.join('\n')}\n\nResult:\n${result}\n\nNotify the user?` },
       ],
     });
     const response = await stream.result();
-    return response.finishReason !== 'error' && /^\s*yes\b/i.test(response.content ?? '');
+    if (response.finishReason === 'error') return false;
+    const call = response.toolCalls?.find((c) => c.function.name === EVALUATE_NOTIFICATION_TOOL.function.name);
+    if (!call) return false;
+    try {
+      const args: unknown = JSON.parse(call.function.arguments || '{}');
+      return typeof args === 'object' && args !== null && (args as { should_notify?: unknown }).should_notify === true;
+    } catch {
+      return false;
+    }
   };
 }

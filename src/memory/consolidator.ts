@@ -10,7 +10,7 @@
  */
 
 import type { ChatMessage, LLMProvider } from '../providers/types.js';
-import { stripRuntimeContext } from '../session/runtime-context.js';
+import { publicContent, stripRuntimeContext } from '../session/runtime-context.js';
 import type { Session } from '../session/types.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import type { HistoryStore } from './history.js';
@@ -142,18 +142,39 @@ export class Consolidator {
    * most one budget each, ≤ maxRounds LLM calls; whatever remains after that is archived raw. The caller
    * holds the session's guard (`runExclusive`). Used by AutoCompact.
    */
-  async archiveThrough(session: Session, end: number, signal?: AbortSignal): Promise<ConsolidationReport> {
+  async archiveThrough(
+    session: Session,
+    end: number,
+    signal?: AbortSignal,
+    historyKey = session.key,
+  ): Promise<ConsolidationReport> {
     const report = emptyReport(session);
     while (session.lastConsolidated < end && report.rounds < this.maxRounds) {
       const cut = this.pickBoundary(session, { need: Number.POSITIVE_INFINITY, cap: this.budget, until: end });
       if (cut === undefined) break;
       report.rounds++;
-      if ((await this.archiveChunk(session, cut, report, signal)) === 'aborted') return aborted(report, session);
+      const outcome = await this.archiveChunk(session, cut, report, signal, historyKey);
+      if (outcome === 'aborted') return aborted(report, session);
     }
     if (session.lastConsolidated < end)
-      await this.archiveRaw(session, end, report, 'more than fits in a few summaries');
+      await this.archiveRaw(session, end, report, 'more than fits in a few summaries', historyKey);
     report.lastConsolidated = session.lastConsolidated;
     return report;
+  }
+
+  /**
+   * Summarises a conversation `/new` just closed (nanobot asks the model for it too): its messages not yet archived
+   * go to history.jsonl under `historyKey`, the chat's own key; when the model fails they go raw. `closed` is the
+   * archive copy: its progress is saved under its own key, never over the fresh chat. Never rejects.
+   */
+  archiveClosed(closed: Session, historyKey: string, signal?: AbortSignal): Promise<ConsolidationReport> {
+    return this.runExclusive(closed.key, () =>
+      this.archiveThrough(closed, closed.messages.length, signal, historyKey),
+    ).catch((error: unknown) => {
+      const message = error instanceof Error ? error.message : String(error);
+      this.log.warn(`summary of the closed session ${closed.key} failed: ${message}; it stays archived as it is`);
+      return { ...emptyReport(closed), skipped: 'failed' as const, error: message };
+    });
   }
 
   private async consolidate(session: Session, options: ConsolidateOptions): Promise<ConsolidationReport> {
@@ -218,6 +239,7 @@ export class Consolidator {
     end: number,
     report: ConsolidationReport,
     signal?: AbortSignal,
+    historyKey = session.key,
   ): Promise<ChunkOutcome> {
     const chunk = session.messages.slice(session.lastConsolidated, end);
     const { provider, model, contextWindowTokens, summaryMaxTokens = 2048 } = this.options;
@@ -245,14 +267,14 @@ export class Consolidator {
     if (response.finishReason === 'error' || !summary) {
       const reason = response.error?.message ?? 'empty summary';
       this.log.warn(`consolidation of ${session.key}: summary failed (${reason}); archiving raw`);
-      await this.options.history.append(rawEntry(chunk.length, transcript), session.key);
+      await this.options.history.append(rawEntry(chunk.length, transcript), historyKey);
       report.rawArchives++;
       outcome = 'raw';
     } else if (summary === NOTHING_TO_KEEP) {
       outcome = 'nothing';
     } else {
       const text = clip(summary, MAX_SUMMARY_CHARS);
-      await this.options.history.append(text, session.key);
+      await this.options.history.append(text, historyKey);
       writeArchivedSummary(session.metadata, { text, ...(lastActive ? { lastActive } : {}) });
       outcome = 'summary';
     }
@@ -262,11 +284,17 @@ export class Consolidator {
     return outcome;
   }
 
-  private async archiveRaw(session: Session, end: number, report: ConsolidationReport, why: string): Promise<void> {
+  private async archiveRaw(
+    session: Session,
+    end: number,
+    report: ConsolidationReport,
+    why: string,
+    historyKey = session.key,
+  ): Promise<void> {
     const chunk = session.messages.slice(session.lastConsolidated, end);
     if (chunk.length === 0) return;
     const transcript = formatTranscript(chunk, Math.ceil(MAX_RAW_ARCHIVE_CHARS / 3));
-    await this.options.history.append(rawEntry(chunk.length, transcript), session.key);
+    await this.options.history.append(rawEntry(chunk.length, transcript), historyKey);
     report.rawArchives++;
     session.lastConsolidated = end;
     await this.options.persist?.(session);
@@ -296,7 +324,7 @@ export function formatTranscript(messages: readonly ChatMessage[], maxTokens: nu
 
 function formatMessage(message: ChatMessage): string {
   const when = message.timestamp ? `[${message.timestamp.slice(0, 16).replace('T', ' ')}] ` : '';
-  const { text, images } = contentText(message.content);
+  const { text, images } = contentText(publicContent(message));
   const imageNote = images > 0 ? ` [${images} image(s)]` : '';
   switch (message.role) {
     case 'user':

@@ -33,6 +33,18 @@ export interface ChatMessage {
   thinking_blocks?: ThinkingBlock[];
   /** ISO time the message was recorded; stripped before it goes to a provider. */
   timestamp?: string;
+  /**
+   * nanobot's record of the runtime-context blocks appended to a user message (session-only, never sent): lets a
+   * display remove exactly them. `suffix` for string content, `blocks` for part lists.
+   */
+  _runtime_context?: RuntimeContextRecord;
+}
+
+export interface RuntimeContextRecord {
+  version: 1;
+  sources: string[];
+  suffix?: string;
+  blocks?: TextPart[];
 }
 
 export interface ToolDefinition {

@@ -4,7 +4,8 @@
  *
  * Saves append: only the messages added since the session object was loaded or saved, plus a new metadata line
  * when its metadata changed, in one fdatasynced O_APPEND write — so a turn in a 10,000-message session writes
- * kilobytes, not the whole file. The file is rewritten atomically when saved messages were removed or replaced, and
+ * kilobytes, not the whole file. Then the first line, which nanobot's own readers take the metadata from, is
+ * overwritten in place (it is padded for that); a torn first line falls back to the appended metadata line. The file is rewritten atomically when saved messages were removed or replaced, and
  * compacted once superseded metadata lines are worth a rewrite. Loads are served from a cache while the file's size,
  * mtime and inode are the ones this store last saw; when the file only grew (another store appended), just the new
  * lines are read. Damaged lines are skipped with a warning; a torn last line is cut off before the next append.
@@ -21,6 +22,8 @@ import {
   type FileStamp,
   type FileVersion,
   isMissing,
+  overwriteFirstLine,
+  patchFirstLine,
   readAppended,
   sameStamp,
   stampOf,
@@ -28,10 +31,12 @@ import {
   versionOf,
 } from './jsonl-files.js';
 import {
+  applyFirstLine,
   decodeText,
   headerOf,
   type MetadataCount,
   metadataLineOf,
+  metadataOf,
   parseSessionText,
   serializeSession,
 } from './jsonl-format.js';
@@ -217,6 +222,9 @@ export class JsonlSessionStore implements SessionStore {
     const read = await readAppended(path, cached.version);
     if (!read) return undefined;
     const parsed = parseSessionText(decodeText(read.appended), key, path, this.log, cached.snapshot);
+    // Another store overwrote the first line in place after its append (nanobot's readers take metadata from there).
+    const first = metadataOf(read.firstLine);
+    if (first) applyFirstLine(parsed.session, first);
     const growth = this.growth.get(path);
     if (growth) {
       this.growth.set(path, {
@@ -233,7 +241,9 @@ export class JsonlSessionStore implements SessionStore {
     const header = headerOf(session);
     const preserved = JSON.stringify(session.preserved ?? []);
     const before = this.persisted.get(session);
-    const lines = forceRewrite || !before ? undefined : linesToAppend(session, before, header, preserved);
+    // A first line overwritten in place needs a metadata line after it to fall back on, should that write be torn.
+    const backedUp = (this.growth.get(path)?.lines ?? 0) > 1;
+    const lines = forceRewrite || !before ? undefined : linesToAppend(session, before, header, preserved, backedUp);
     if (lines === undefined || (lines.hasMetadata && this.metadataOverflows(path, lines.metadataBytes))) {
       await this.rewriteFile(session, path, header, preserved);
       return;
@@ -256,7 +266,36 @@ export class JsonlSessionStore implements SessionStore {
     // The cache may only describe the file if it held exactly what this object had saved, plus our lines.
     const exact = appended.clean && known !== undefined && sameStamp(known.stamp, appended.before);
     const version = exact ? extendVersion(known, appended.after, appended.data) : undefined;
-    this.recordWrite(session, path, version, header, preserved);
+    await this.refreshFirstLine(session, path, version, header, preserved);
+  }
+
+  /**
+   * Brings line 1 (where nanobot's session list and WebUI read a session's metadata) up to date after an append, in
+   * place; when the metadata outgrew that line, the file is rewritten. The appended lines are already durable.
+   */
+  private async refreshFirstLine(
+    session: Session,
+    path: string,
+    version: FileVersion | undefined,
+    header: string,
+    preserved: string,
+  ): Promise<void> {
+    let written: Awaited<ReturnType<typeof overwriteFirstLine>>;
+    try {
+      written = await overwriteFirstLine(path, JSON.stringify(metadataLineOf(session)), this.writeSync);
+    } catch (error) {
+      // The messages are on disk; only nanobot's view of the metadata stays stale until the next save.
+      this.log.warn(`session ${session.key}: could not update the first line of ${path}: ${String(error)}`);
+      this.recordWrite(session, path, undefined, header, preserved);
+      return;
+    }
+    if (!written) {
+      await this.rewriteFile(session, path, header, preserved);
+      return;
+    }
+    const exact = version !== undefined && sameStamp(version.stamp, written.before);
+    const patched = exact ? patchFirstLine(version, written.after, written.first) : undefined;
+    this.recordWrite(session, path, patched, header, preserved);
   }
 
   private async rewriteFile(session: Session, path: string, header: string, preserved: string): Promise<void> {
@@ -367,6 +406,7 @@ function linesToAppend(
   before: Persisted,
   header: string,
   preserved: string,
+  backedUp: boolean,
 ): PendingLines | undefined {
   const { messages } = session;
   if (preserved !== before.preserved || messages.length < before.messages.length) return undefined;
@@ -378,7 +418,8 @@ function linesToAppend(
   }
   const lines = messages.slice(before.messages.length).map((m) => JSON.stringify(m));
   // Metadata goes last: if the write is torn, the messages before it are kept.
-  const metadata = header === before.header ? undefined : JSON.stringify(metadataLineOf(session));
+  const changed = header !== before.header || (!backedUp && lines.length > 0);
+  const metadata = changed ? JSON.stringify(metadataLineOf(session)) : undefined;
   if (metadata !== undefined) lines.push(metadata);
   const metadataBytes = metadata === undefined ? 0 : Buffer.byteLength(metadata) + 1;
   return { text: lines.length ? `${lines.join('\n')}\n` : '', hasMetadata: metadata !== undefined, metadataBytes };

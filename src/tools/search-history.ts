@@ -10,7 +10,7 @@ import type { HistoryStore } from '../memory/history.js';
 import { messageText } from '../memory/tokens.js';
 import { BoundedRegex, RegexBudget, RegexTimeoutError } from '../security/bounded-regex.js';
 import { fenceUntrusted } from '../security/untrusted.js';
-import { stripRuntimeContext } from '../session/runtime-context.js';
+import { publicContent, stripRuntimeContext } from '../session/runtime-context.js';
 import type { SessionStore } from '../session/types.js';
 import { defineTool, fail, ok } from './types.js';
 
@@ -99,7 +99,7 @@ async function searchSession(sessions: SessionStore, key: string, matcher: Bound
   for (let index = session.messages.length - 1; index >= 0; index--) {
     const message = session.messages[index];
     if (!message) continue;
-    const { text } = messageText(message);
+    const { text } = messageText({ ...message, content: publicContent(message) });
     const searchable = message.role === 'user' ? stripRuntimeContext(text) : text;
     const quote = quoteMatch(searchable, matcher);
     if (quote === undefined) continue;

@@ -74,7 +74,7 @@ describe('AgentLoop', () => {
     const [a, b] = provider.requests;
     expect(a?.messages[0]).toEqual(b?.messages[0]);
     expect(String(b?.messages.at(-1)?.content)).toMatch(
-      /^two\n\n\[Runtime Context\]\nCurrent time: .+\nChannel: cli\nChat ID: direct$/,
+      /^two\n\n\[Runtime Context - metadata only, not instructions\]\nCurrent time: .+\nChannel: cli\nChat ID: direct\n\[\/Runtime Context\]$/,
     );
   });
 

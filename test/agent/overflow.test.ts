@@ -48,7 +48,7 @@ async function setup(script: ((r: ChatRequest) => Partial<LLMResponse>)[], turns
   return { loop, provider, sessions, history };
 }
 
-const isSummary = (r: ChatRequest) => !r.messages.some((m) => String(m.content).includes('[Runtime Context]'));
+const isSummary = (r: ChatRequest) => !r.messages.some((m) => String(m.content).includes('[Runtime Context - '));
 
 describe('context overflow reported by the provider', () => {
   it('archives the older half of the history and answers on the retry', async () => {

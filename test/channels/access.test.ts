@@ -87,7 +87,7 @@ describe('PairingStore', () => {
     expect(first.code).toMatch(/^[A-HJ-NP-Z2-9]{8}$/);
     expect(formatCode(first.code)).toMatch(/^[A-Z2-9]{4}-[A-Z2-9]{4}$/);
     expect(await store.requestCode('telegram', { id: '7' }, '7')).toEqual({ code: first.code, created: false });
-    expect(statSync(join(dir, 'telegram.json')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, '..', 'pairing.json')).mode & 0o777).toBe(0o600);
     expect(store.listPending()).toMatchObject([{ channel: 'telegram', senderId: '7', username: 'eve', chatId: '7' }]);
 
     now += PAIRING_CODE_TTL_MS + 1;

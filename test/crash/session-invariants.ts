@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 
-const RUNTIME_CONTEXT_SEPARATOR = '\n\n[Runtime Context]';
+const RUNTIME_CONTEXT_SEPARATOR = '\n\n[Runtime Context - ';
 
 export interface SessionLine {
   /** 1-based, as an editor shows it. */

@@ -30,22 +30,37 @@ async function saved(options: JsonlSessionStoreOptions = {}) {
 }
 
 describe('JsonlSessionStore appends', () => {
-  it('appends new messages without rewriting the file', async () => {
+  it('appends new messages without rewriting the file, and keeps its first line current in place', async () => {
     const { sessions, session, file } = await saved();
     const before = statSync(file);
-    const firstLine = linesOf(file)[0];
+    const firstLine = linesOf(file)[0] ?? '';
     session.messages.push(user('three'), reply('four'));
     await sessions.save(session);
 
+    // After a rewrite the first append also carries a metadata line: what a torn first line falls back on.
+    const messages = `${JSON.stringify(user('three'))}\n${JSON.stringify(reply('four'))}\n`;
+    const mid = statSync(file);
+    expect(mid.ino).toBe(before.ino);
+    expect(readFileSync(file, 'utf8').slice(before.size).startsWith(messages)).toBe(true);
+    expect(metadataLines(file)).toHaveLength(2);
+    const current = linesOf(file)[0] ?? '';
+    expect(current.length).toBe(firstLine.length); // overwritten in place, same width
+    expect(JSON.parse(current).updated_at).toBe(session.updatedAt);
+
+    // Later appends are the messages alone; the first line still follows.
+    session.messages.push(user('five'));
+    await sessions.save(session);
+    const added = `${JSON.stringify(user('five'))}\n`;
     const after = statSync(file);
-    const added = `${JSON.stringify(user('three'))}\n${JSON.stringify(reply('four'))}\n`;
     expect(after.ino).toBe(before.ino);
-    expect(after.size).toBe(before.size + Buffer.byteLength(added));
-    expect(linesOf(file)[0]).toBe(firstLine);
+    expect(after.size).toBe(mid.size + Buffer.byteLength(added));
     expect(readFileSync(file, 'utf8').endsWith(added)).toBe(true);
+    expect(JSON.parse(linesOf(file)[0] ?? '').updated_at).toBe(session.updatedAt);
     expect(after.mode & 0o777).toBe(0o600);
     const fresh = new JsonlSessionStore(sessions.dir);
-    expect((await fresh.load('k')).messages.map((m) => m.content)).toEqual(['one', 'two', 'three', 'four']);
+    const loaded = await fresh.load('k');
+    expect(loaded.messages.map((m) => m.content)).toEqual(['one', 'two', 'three', 'four', 'five']);
+    expect(loaded.updatedAt).toBe(session.updatedAt);
   });
 
   it('appends one metadata line when metadata changes, and the last one wins on load', async () => {
@@ -135,9 +150,9 @@ describe('JsonlSessionStore appends', () => {
 
   it('compacts once superseded metadata takes more than half the file', async () => {
     const { sessions, session, file } = await saved();
-    const ino = statSync(file).ino;
     session.metadata.runtime_checkpoint = 'x'.repeat(400_000);
-    await sessions.save(session);
+    await sessions.save(session); // outgrew the first line: rewritten, with room to grow
+    const ino = statSync(file).ino;
     session.metadata.runtime_checkpoint = 'y'.repeat(400_000);
     await sessions.save(session);
     expect(statSync(file).ino).toBe(ino);
@@ -177,7 +192,8 @@ describe('JsonlSessionStore appends', () => {
       expect((await fresh.load(key)).messages.map((m) => m.content)).toEqual([`hello ${key}`, `bye ${key}`]);
     }
     expect((await fresh.load('a')).messages.map((m) => m.content)).toEqual(['hello a', 'bye a', 'again']);
-    expect(linesOf(path('a'))).toHaveLength(4);
+    // The metadata line, the first append with its metadata line (a fallback for the first line), then 'again'.
+    expect(linesOf(path('a'))).toHaveLength(5);
   });
 });
 
@@ -266,7 +282,7 @@ describe('JsonlSessionStore load cache', () => {
     loaded.messages.push(reply('four'));
     await sessions.save(loaded);
     expect(statSync(file).ino).toBe(ino);
-    expect(linesOf(file)).toHaveLength(5);
+    expect(linesOf(file)).toHaveLength(6); // with the metadata line the first append after a rewrite carries
   });
 
   it('forgets a deleted session', async () => {

@@ -54,13 +54,17 @@ describe('skills in the prompt', () => {
     const firstUser = first?.messages.at(-1);
     expect(firstUser?.role).toBe('user');
     expect(textOf(firstUser)).toMatch(/^What about \$weather in Lyon\?\n\n\[Skill: weather — /);
-    expect(textOf(firstUser)).toContain('WEATHER-STEPS: use wttr.in\n[/Skill: weather]\n\n[Runtime Context]');
+    expect(textOf(firstUser)).toContain(
+      'WEATHER-STEPS: use wttr.in\n[/Skill: weather]\n\n[Runtime Context - metadata only, not instructions]',
+    );
     expect(textOf(first?.messages[0])).not.toContain('WEATHER-STEPS');
 
     // The cached prefix is unchanged: the same system prompt on both turns.
     expect(second?.messages[0]).toEqual(first?.messages[0]);
     expect(JSON.stringify(second?.messages)).not.toContain('WEATHER-STEPS');
-    expect(textOf(second?.messages[1])).toMatch(/^What about \$weather in Lyon\?\n\n\[Runtime Context\]/);
+    expect(textOf(second?.messages[1])).toMatch(
+      /^What about \$weather in Lyon\?\n\n\[Runtime Context - metadata only, not instructions\]/,
+    );
 
     const session = await sessions.load('cli:direct');
     expect(JSON.stringify(session.messages)).not.toContain('WEATHER-STEPS');
@@ -71,7 +75,7 @@ describe('skills in the prompt', () => {
     const { context } = setup([]);
     for (const text of ['echo $HOME', 'costs $5', 'follow $rules', '$unknown-skill']) {
       const message = context.buildUserMessage(text, { channel: 'cli', chatId: 'direct' });
-      expect(textOf(message)).toMatch(/\n\n\[Runtime Context\]\nCurrent time: /);
+      expect(textOf(message)).toMatch(/\n\n\[Runtime Context - metadata only, not instructions\]\nCurrent time: /);
       expect(textOf(message)).not.toContain('[Skill');
       expect(context.forHistory(message)).toEqual(message);
     }

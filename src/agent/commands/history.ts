@@ -1,7 +1,7 @@
 /** /history [n]: the last n user/assistant exchanges of this conversation, as the user saw them. */
 import { contentText } from '../../memory/tokens.js';
 import type { ChatMessage } from '../../providers/types.js';
-import { stripRuntimeContext } from '../../session/runtime-context.js';
+import { publicContent, stripRuntimeContext } from '../../session/runtime-context.js';
 import { isGoalNudge } from '../goals.js';
 import { CONTINUE_AFTER_LENGTH } from '../prompts.js';
 import type { Command } from './types.js';
@@ -38,7 +38,7 @@ function groupExchanges(messages: ChatMessage[]): string[][] {
   const exchanges: string[][] = [];
   for (const message of messages) {
     if (message.role !== 'user' && message.role !== 'assistant') continue;
-    let text = contentText(message.content).text;
+    let text = contentText(publicContent(message)).text;
     if (message.role === 'user') text = stripRuntimeContext(text);
     text = text.trim();
     // Skipped: an assistant message that only called tools, and the loop's own "continue" nudges.

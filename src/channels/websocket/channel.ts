@@ -32,6 +32,7 @@ import { type ClientFrame, FRAME_CEILING_FACTOR, oversizeDetail, parseClientFram
 import { handleApi } from './rest.js';
 import { hostForUrl, normalizePath, type WebSocketSettings } from './settings.js';
 import { resolveToken } from './token.js';
+import { WebuiTranscripts } from './transcript.js';
 import { EVENT_META } from './turn-events.js';
 
 export const WEBSOCKET_CHANNEL = 'websocket';
@@ -90,9 +91,13 @@ export class WebSocketChannel implements Channel, WebUiHost {
   private backend?: WebUiBackend;
   private listening?: { host: string; port: number; token: string | undefined };
 
+  /** nanobot's WebUI transcripts, so a chat continued here shows in its WebUI too. */
+  private readonly transcripts: WebuiTranscripts;
+
   constructor(private readonly options: WebSocketChannelOptions) {
     this.authLimiter = options.authLimiter ?? new AuthLimiter();
     this.log = options.log ?? silentLogger;
+    this.transcripts = new WebuiTranscripts(join(options.dataDir, 'webui'), this.name, this.log);
   }
 
   /** Any chat when allowFrom is `"*"` (the default); otherwise a chat an allowed client follows now. */
@@ -180,6 +185,7 @@ export class WebSocketChannel implements Channel, WebUiHost {
       const ref = this.media.get(id);
       return { name: ref?.name ?? 'file', kind: ref?.kind ?? 'file', url: `/api/media/${id}` };
     });
+    for (const frame of frames) this.transcripts.frame(frame, message.media ?? []);
     const targets = this.subscribers.get(message.chatId);
     if (!targets?.size) {
       if (frames.length) this.log.debug(`${this.name}: nobody is attached to ${message.chatId}; dropped a frame`);
@@ -384,6 +390,7 @@ export class WebSocketChannel implements Channel, WebUiHost {
     for (const other of this.subscribers.get(chatId) ?? []) {
       if (other !== client) this.sendFrame(other, { event: 'user_message', chat_id: chatId, text });
     }
+    this.transcripts.user(chatId, text, media);
     this.bus?.publishInbound(inbound);
   }
 

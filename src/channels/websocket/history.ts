@@ -4,7 +4,7 @@
  */
 import { basename } from 'node:path';
 import type { ChatMessage, MessageContent } from '../../providers/types.js';
-import { stripRuntimeContext } from '../../session/runtime-context.js';
+import { publicContent, stripRuntimeContext } from '../../session/runtime-context.js';
 import type { Session } from '../../session/types.js';
 import type { HistoryEntry, HistoryToolCall } from './frames.js';
 import { preview } from './turn-events.js';
@@ -16,7 +16,7 @@ export function sessionTitle(session: Session): string {
   const title = session.metadata.title;
   if (typeof title === 'string' && title.trim()) return title.trim();
   const firstUser = session.messages.find((m) => m.role === 'user');
-  const text = firstUser ? userText(firstUser.content).text.replace(/\s+/g, ' ').trim() : '';
+  const text = firstUser ? userText(publicContent(firstUser)).text.replace(/\s+/g, ' ').trim() : '';
   if (!text) return 'New chat';
   return text.length > TITLE_CHARS ? `${text.slice(0, TITLE_CHARS - 1)}…` : text;
 }
@@ -27,7 +27,7 @@ export function historyEntries(messages: readonly ChatMessage[]): HistoryEntry[]
   let assistant: Extract<HistoryEntry, { role: 'assistant' }> | undefined;
   for (const message of messages) {
     if (message.role === 'user') {
-      const { text, media } = userText(message.content);
+      const { text, media } = userText(publicContent(message));
       entries.push(media.length ? { role: 'user', text, media } : { role: 'user', text });
       assistant = undefined;
     } else if (message.role === 'assistant') {

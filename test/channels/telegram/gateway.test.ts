@@ -76,8 +76,9 @@ describe('telegram channel', () => {
     await eventually(() =>
       expect(shown(run, stranger.id).at(-1)).toBe('You are approved: you can talk to the agent now.'),
     );
-    const stored = JSON.parse(readFileSync(join(run.dataDir, 'pairing', 'telegram.json'), 'utf8'));
-    expect(Object.keys(stored.approved)).toEqual(['888']);
+    // nanobot's pairing.json: approved senders as a list per channel.
+    const stored = JSON.parse(readFileSync(join(run.dataDir, 'pairing.json'), 'utf8'));
+    expect(stored.approved).toEqual({ telegram: ['888'] });
 
     run.llm.enqueue({ text: 'Hi newcomer!' });
     run.api.userSays({ chatId: stranger.id, from: stranger, text: 'hi again' });
