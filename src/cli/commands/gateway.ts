@@ -85,6 +85,7 @@ export async function runGateway(opts: GlobalOptions & GatewayFlags): Promise<vo
     logFile,
     ...(port === undefined ? {} : { port }),
     createAgent: (l, o) => createAgent(l, { ...o, cron, restart: () => restartSoon() }),
+    runCronJob: (id) => cron.runNow(id),
     services: [
       (context) => {
         gatewayContext = context;
