@@ -9,7 +9,7 @@
  * to that open file description and stays held after `flock` exits, until we close it. Without `flock(1)` (macOS)
  * appends are still whole single writes, and our own processes still exclude each other through the store lock.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { type WorkspaceFileHandle, WorkspaceFs } from '../security/workspace-fs.js';
 import { errorMessage } from '../util/errors.js';
 import { toActionParams } from './format.js';
@@ -108,12 +108,10 @@ export async function withActionLogLock<T>(workspace: string, fn: () => Promise<
     throw new CronError(`Cannot open ${wfs.pathOf(LOCK)}: ${errorMessage(err)}`);
   }
   try {
-    const locked = spawnSync('flock', ['--exclusive', '--wait', String(LOCK_WAIT_S), '3'], {
-      stdio: ['ignore', 'ignore', 'pipe', file.fd],
-    });
-    if (locked.status !== 0 && !(locked.error && (locked.error as NodeJS.ErrnoException).code === 'ENOENT')) {
+    const locked = await flockShared(file.fd);
+    if (locked !== 'locked' && locked !== 'no-flock') {
       throw new CronError(
-        `${wfs.pathOf(LOCK)} stayed locked for ${LOCK_WAIT_S} s${locked.error ? ` (${locked.error.message})` : ''}.`,
+        `${wfs.pathOf(LOCK)} stayed locked for ${LOCK_WAIT_S} s (${locked}).`,
         'Another nanobot process is changing the cron jobs; try again.',
       );
     }
@@ -121,4 +119,15 @@ export async function withActionLogLock<T>(workspace: string, fn: () => Promise<
   } finally {
     file.close();
   }
+}
+
+/** Takes the flock on `fd` through `flock(1)` (asynchronously: waiting must not stall the event loop). */
+function flockShared(fd: number): Promise<'locked' | 'no-flock' | string> {
+  return new Promise((resolve) => {
+    const child = spawn('flock', ['--exclusive', '--wait', String(LOCK_WAIT_S), '3'], {
+      stdio: ['ignore', 'ignore', 'ignore', fd],
+    });
+    child.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ENOENT' ? 'no-flock' : err.message));
+    child.once('exit', (code, signal) => resolve(code === 0 ? 'locked' : `flock exited ${signal ?? code}`));
+  });
 }

@@ -128,6 +128,8 @@ export class CronService {
       this.log.warn(`cron: ${errorMessage(err)}; jobs cannot be loaded or saved until it is fixed`);
     }
     await this.serial(async () => {
+      // Reload even if this instance read the files before (as a CLI): now it owns them and saves what it merged.
+      this.stamp = null;
       await this.syncFromDisk();
       const now = this.clock.now();
       const missed = this.jobs.filter((job) => this.isSchedulable(job) && job.state.nextRunAtMs! <= now);
