@@ -65,13 +65,15 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
   }
 
   const server = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    if (path === CRON_RUN_PATH && options.control) return void handleRun(req, res, options.control, options.host, log);
+    // Nothing else takes a body: drained, so an answer sent early is not cut off by an unread one.
+    req.resume();
     if (!hostHeaderAllowed(req.headers.host, { bindHost: options.host })) {
       return send(res, 421, {
         error: `the Host header does not name this server: use http://127.0.0.1:<port>/health (it listens on ${options.host})`,
       });
     }
-    const path = (req.url ?? '/').split('?', 1)[0];
-    if (path === CRON_RUN_PATH && options.control) return void handleRun(req, res, options.control, log);
     if (path !== '/health') return send(res, 404, { error: 'not found' });
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { error: 'method not allowed' });
     const uptimeS = Math.round((Date.now() - startedAt) / 1000);
@@ -109,21 +111,17 @@ async function handleRun(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   control: GatewayControl,
+  bindHost: string,
   log: Logger,
 ): Promise<void> {
+  // Read (bounded) before answering anything, so no answer is cut off by an unread body.
+  const body = await readBody(req);
+  if (!hostHeaderAllowed(req.headers.host, { bindHost })) return send(res, 421, { error: 'wrong Host header' });
   if (req.method !== 'POST') return send(res, 405, { error: 'method not allowed' });
   const auth = req.headers.authorization ?? '';
   const token = auth.startsWith('Bearer ') ? auth.slice('Bearer '.length) : undefined;
   if (!secretMatches(control.token, token)) return send(res, 401, { error: 'unauthorized' });
-  let body = '';
-  try {
-    for await (const chunk of req) {
-      body += String(chunk);
-      if (body.length > MAX_BODY) return send(res, 413, { error: 'request too large' });
-    }
-  } catch {
-    return;
-  }
+  if (body === undefined) return send(res, 413, { error: 'request too large' });
   let parsed: z.infer<typeof RunRequest>;
   try {
     parsed = RunRequest.parse(JSON.parse(body));
@@ -139,6 +137,21 @@ async function handleRun(
     log.error(`gateway: cron run ${parsed.id} failed: ${(err as Error).message}`);
     send(res, 500, { error: 'the run failed; see the gateway log' });
   }
+}
+
+/** The body as text, or undefined past MAX_BODY (the rest is read and dropped, so the answer still reaches the client). */
+function readBody(req: http.IncomingMessage): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    let body = '';
+    let tooLarge = false;
+    req.on('data', (chunk: Buffer) => {
+      if (tooLarge) return;
+      body += chunk.toString('utf8');
+      if (body.length > MAX_BODY) tooLarge = true;
+    });
+    req.on('end', () => resolve(tooLarge ? undefined : body));
+    req.on('error', () => resolve(undefined));
+  });
 }
 
 function send(res: http.ServerResponse, status: number, body: Record<string, unknown>): void {
