@@ -4,6 +4,7 @@
 import type { Agent } from '../agent/agent.js';
 import { goalCommand } from '../agent/commands/goal.js';
 import { skillCommand } from '../agent/commands/skill.js';
+import { triggerCommand } from '../agent/commands/trigger.js';
 import { type FollowUpMode, followUpSink } from '../agent/follow-ups.js';
 import { Goals } from '../agent/goals.js';
 import { AgentLoop } from '../agent/loop.js';
@@ -142,7 +143,7 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
     ...(options.restart ? { restart: options.restart } : {}),
     goals,
     work: [subagents, goals],
-    sessionCommands: [goalCommand(goals)],
+    sessionCommands: [goalCommand(goals), triggerCommand(workspace)],
   });
   // Last, so nothing after it can fail and leave server processes behind.
   const mcp = await connectMcpServers(loaded, tools, base.network, env, log);

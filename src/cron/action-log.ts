@@ -4,21 +4,18 @@
  * reader applies it over jobs.json (an `add`/`update` replaces the job with that id, a `del` drops `params.job_id`);
  * only the process running the scheduler writes the result into jobs.json and empties the log.
  *
- * nanobot guards the log with an flock on `<workspace>/cron.lock` (py-filelock). Node has no flock call, so the
- * lock is taken by util-linux `flock(1)` on a descriptor this process opened and shares with it: the lock belongs
- * to that open file description and stays held after `flock` exits, until we close it. Without `flock(1)` (macOS)
- * appends are still whole single writes, and our own processes still exclude each other through the store lock.
+ * nanobot guards the log with an flock on `<workspace>/cron.lock` (see security/workspace-flock.ts). Without
+ * `flock(1)` (macOS) appends are still whole single writes, and our processes still exclude each other.
  */
-import { spawn } from 'node:child_process';
-import { type WorkspaceFileHandle, WorkspaceFs } from '../security/workspace-fs.js';
+import { withWorkspaceFlock } from '../security/workspace-flock.js';
+import { WorkspaceFs } from '../security/workspace-fs.js';
 import { errorMessage } from '../util/errors.js';
 import { toActionParams } from './format.js';
 import { camelizeKnownKeys } from './store.js';
-import { CronError, type CronJob, CronJobSchema } from './types.js';
+import { type CronJob, CronJobSchema } from './types.js';
 
 const LOG = 'cron/action.jsonl';
 const LOCK = 'cron.lock';
-const LOCK_WAIT_S = 10;
 
 export type CronAction = { type: 'upsert'; job: CronJob } | { type: 'del'; id: string };
 
@@ -97,37 +94,7 @@ export function clearActionLog(workspace: string): void {
   new WorkspaceFs(workspace).writeFileAtomicSync(LOG, '');
 }
 
-/** Runs `fn` holding nanobot's flock on `<workspace>/cron.lock` (where `flock(1)` exists). */
-export async function withActionLogLock<T>(workspace: string, fn: () => Promise<T>): Promise<T> {
-  const wfs = new WorkspaceFs(workspace);
-  let file: WorkspaceFileHandle;
-  try {
-    wfs.appendFileSync(LOCK, '');
-    file = wfs.openFile(LOCK, 'update');
-  } catch (err) {
-    throw new CronError(`Cannot open ${wfs.pathOf(LOCK)}: ${errorMessage(err)}`);
-  }
-  try {
-    const locked = await flockShared(file.fd);
-    if (locked !== 'locked' && locked !== 'no-flock') {
-      throw new CronError(
-        `${wfs.pathOf(LOCK)} stayed locked for ${LOCK_WAIT_S} s (${locked}).`,
-        'Another nanobot process is changing the cron jobs; try again.',
-      );
-    }
-    return await fn();
-  } finally {
-    file.close();
-  }
-}
-
-/** Takes the flock on `fd` through `flock(1)` (asynchronously: waiting must not stall the event loop). */
-function flockShared(fd: number): Promise<'locked' | 'no-flock' | string> {
-  return new Promise((resolve) => {
-    const child = spawn('flock', ['--exclusive', '--wait', String(LOCK_WAIT_S), '3'], {
-      stdio: ['ignore', 'ignore', 'ignore', fd],
-    });
-    child.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ENOENT' ? 'no-flock' : err.message));
-    child.once('exit', (code, signal) => resolve(code === 0 ? 'locked' : `flock exited ${signal ?? code}`));
-  });
+/** Runs `fn` holding nanobot's flock on `<workspace>/cron.lock`. */
+export function withActionLogLock<T>(workspace: string, fn: () => Promise<T>): Promise<T> {
+  return withWorkspaceFlock(workspace, LOCK, fn);
 }

@@ -19,6 +19,7 @@ import {
   cronService,
   dreamService,
   heartbeatService,
+  localTriggerService,
   triggerService,
 } from '../../gateway/services.js';
 import { isProcessAlive, logFilePath, readState, stateFilePath } from '../../gateway/state-file.js';
@@ -95,6 +96,7 @@ export async function runGateway(opts: GlobalOptions & GatewayFlags): Promise<vo
       autoCompactService,
       dreamService,
       triggerService,
+      localTriggerService,
     ],
   });
   running = gateway;
