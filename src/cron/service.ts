@@ -509,3 +509,9 @@ function uniqueJobId(jobs: CronJob[]): string {
     if (!jobs.some((job) => job.id === id)) return id;
   }
 }
+
+/** The jobs as every reader sees them (jobs.json with action.jsonl applied), for a reader with no service at hand. */
+export function listCronJobs(workspace: string, timezone?: string): Promise<CronJob[]> {
+  const notHere = async () => ({ status: 'error' as const, error: 'read-only view' });
+  return new CronService({ workspace, onRun: notHere, watch: false, ...(timezone ? { timezone } : {}) }).list();
+}

@@ -5,6 +5,7 @@
  * into jobs.json in nanobot's format, never runs nanobot's `dream`/`heartbeat` system jobs as reminders (even
  * overdue), migrates a reminder our earlier versions wrote as `system_event`, and `cron run` reaches it.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -111,6 +112,30 @@ describe('cron on a home where upstream nanobot only ever ran `nanobot agent` (j
     expect(list.stdout).toMatch(/water-plants/);
     expect(list.stdout).toMatch(/call mum/);
     expect(list.stdout).not.toMatch(/stretch break/);
+  });
+
+  it('runs an agent job here when no gateway runs (`cron run`), answer printed and kept in its session', async () => {
+    const h = home('pyhome-agentonly');
+    const fake = await startFakeLLM([{ text: 'Time to water the plants, Alice.' }]);
+    cleanups.push(() => fake.close());
+    const config = readJson(h.configPath) as { providers: { custom: Json } };
+    config.providers.custom.apiBase = `${fake.url}/v1`;
+    writeFileSync(h.configPath, JSON.stringify(config, null, 2));
+    const run = await runCli(['cron', 'run', '3409e675'], h.home);
+    expect(run.stderr).not.toMatch(/Error/);
+    expect(run.stdout).toContain('Time to water the plants, Alice.');
+    expect(run.stdout).toMatch(/^Ran 3409e675 'water-plants': ok\.$/m);
+    expect(JSON.stringify(fake.requests[0]?.body.messages)).toContain('Remind Alice to water the plants');
+    // Recording the run writes jobs.json the way nanobot's run_job does: the log merged in, then emptied.
+    const store = readJson(join(h.workspace, 'cron', 'jobs.json')) as { jobs: Json[] };
+    expect(store.jobs.map((job) => job.id)).toEqual(['3409e675', '16d26062']);
+    expect(store.jobs[0]?.state).toMatchObject({ lastStatus: 'ok' });
+    expect(actionLines(h)).toEqual([]);
+    const sessions = execFileSync('grep', ['-rl', 'Time to water the plants, Alice.', join(h.dataDir, 'sessions')], {
+      encoding: 'utf8',
+    });
+    // nanobot names session files by the base64 of their key: Y2xpOmRpcmVjdA is `cli:direct`.
+    expect(sessions).toMatch(/Y2xpOmRpcmVjdA\.jsonl/);
   });
 
   it('refuses to add a job with no chat, saying where the chat ids are', async () => {
