@@ -96,6 +96,40 @@ describe('unbound agent jobs (no chat)', () => {
   });
 });
 
+describe('jobs.json our earlier versions wrote', () => {
+  it('is read as it was meant and written back in nanobot’s kinds and fields', async () => {
+    const h = makeHarness(0);
+    const chat = { sessionKey: 'telegram:1', originChannel: 'telegram', originChatId: '1' };
+    writeStore(h, [
+      {
+        id: 'oldrem01',
+        name: 'old reminder',
+        schedule: { kind: 'every', everyMs: 60_000 },
+        payload: { kind: 'system_event', message: 'Stand up', ...chat },
+        state: { nextRunAtMs: 60_000 },
+      },
+      {
+        id: 'oldagt01',
+        name: 'old task',
+        schedule: { kind: 'every', everyMs: 60_000 },
+        payload: { kind: 'agent_turn', message: 'News', modelPreset: 'cheap', ...chat },
+        state: { nextRunAtMs: 60_000 },
+      },
+    ]);
+    await h.service.start();
+    started.push(h.service);
+    const [reminder, task] = h.readStore().jobs as Array<{ payload: Record<string, unknown> }>;
+    expect(reminder?.payload).toMatchObject({ kind: 'agent_turn', originMetadata: { nanobotTs: { reminder: true } } });
+    expect(task?.payload).toMatchObject({
+      kind: 'agent_turn',
+      originMetadata: { nanobotTs: { modelPreset: 'cheap' } },
+    });
+    expect(task?.payload).not.toHaveProperty('modelPreset');
+    await h.advanceTo(60_000);
+    expect(h.runs.map((run) => run.job.id).sort()).toEqual(['oldagt01', 'oldrem01']);
+  });
+});
+
 describe('action.jsonl', () => {
   const bound = { sessionKey: 'telegram:1', originChannel: 'telegram', originChatId: '1', message: 'hi' };
 
