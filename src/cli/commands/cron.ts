@@ -185,7 +185,9 @@ async function listJobs(service: CronService, timezone: string, out: (line: stri
   const jobs = await service.list();
   if (!jobs.length) out('No cron jobs. Add one with `nanobot cron add --message … --every 3600`.');
   else {
-    const rows = jobs.map((job) => describeRow(job, timezone));
+    // nanobot's system jobs last: their stored times are nanobot's, not when our services run them.
+    const ordered = [...jobs.filter((job) => !isProtectedJob(job)), ...jobs.filter(isProtectedJob)];
+    const rows = ordered.map((job) => describeRow(job, timezone));
     const widths = [0, 1, 2, 3].map((column) => Math.max(...rows.map((row) => row[column]?.length ?? 0)));
     const pad = (row: string[]) =>
       row
@@ -199,11 +201,13 @@ async function listJobs(service: CronService, timezone: string, out: (line: stri
 }
 
 function describeRow(job: CronJob, timezone: string): string[] {
-  const next = !job.enabled
-    ? 'disabled'
-    : job.state.nextRunAtMs != null
-      ? formatInstant(job.state.nextRunAtMs, timezone)
-      : '-';
+  const next = isProtectedJob(job)
+    ? '-'
+    : !job.enabled
+      ? 'disabled'
+      : job.state.nextRunAtMs != null
+        ? formatInstant(job.state.nextRunAtMs, timezone)
+        : '-';
   const origin = jobOrigin(job);
   const preset = jobModelPreset(job);
   const details = isProtectedJob(job)
