@@ -1,11 +1,11 @@
 /**
  * Wires an AgentLoop from a loaded config: provider, tools, sessions, context. Shared by every surface.
  */
-
 import type { Agent } from '../agent/agent.js';
 import { goalCommand } from '../agent/commands/goal.js';
 import { promptCommands } from '../agent/commands/prompts.js';
 import { skillCommand } from '../agent/commands/skill.js';
+import { triggerCommand } from '../agent/commands/trigger.js';
 import { type FollowUpMode, followUpSink } from '../agent/follow-ups.js';
 import { Goals } from '../agent/goals.js';
 import { AgentLoop } from '../agent/loop.js';
@@ -145,7 +145,7 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
     ...(options.restart ? { restart: options.restart } : {}),
     goals,
     work: [subagents, goals],
-    sessionCommands: [goalCommand(goals), ...promptCommands(workspace)],
+    sessionCommands: [goalCommand(goals), ...promptCommands(workspace), triggerCommand(workspace)],
   });
   // Last, so nothing after it can fail and leave server processes behind.
   const mcp = await connectMcpServers(loaded, tools, base.network, env, log);

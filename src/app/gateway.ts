@@ -2,6 +2,7 @@
  * `nanobot gateway` in-process: the agent, the dispatcher, the channels, the health endpoint and any background
  * services on one shared MessageBus, plus config hot reload and a bounded graceful shutdown.
  */
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { MessageBus } from '../bus/message-bus.js';
 import type { Channel } from '../channels/channel.js';
@@ -16,7 +17,7 @@ import { configNotices } from '../config/notices.js';
 import { type ConfigWatcher, watchConfigFile } from '../gateway/config-watch.js';
 import { DeliveryTracker } from '../gateway/deliveries.js';
 import { Dispatcher } from '../gateway/dispatcher.js';
-import { type HealthReport, startHealthServer } from '../gateway/health.js';
+import { type GatewayControl, type HealthReport, startHealthServer } from '../gateway/health.js';
 import { limitHeapGrowth } from '../gateway/heap.js';
 import type { Gateway, GatewayContext, GatewayService, GatewayServiceSpec } from '../gateway/lifecycle.js';
 import { isProcessAlive, logFilePath, readState, removeState, writeState } from '../gateway/state-file.js';
@@ -55,6 +56,8 @@ export interface StartGatewayOptions {
   onReload?: (loaded: LoadedConfig) => void | Promise<void>;
   /** Keep the V8 heap near its live size (src/gateway/heap.ts); default true. */
   limitHeapGrowth?: boolean;
+  /** Runs a cron job now for `nanobot cron run` (POST /cron/run, with the token from the state file). */
+  runCronJob?: GatewayControl['runCronJob'];
 }
 
 export { DRAIN_TIMEOUT_MS } from './gateway-shutdown.js';
@@ -98,6 +101,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   });
 
   const { host } = loaded.config.gateway;
+  const control = options.runCronJob
+    ? { token: randomBytes(24).toString('base64url'), runCronJob: options.runCronJob }
+    : undefined;
   const health = await startOrShutAgent(agent, () =>
     startHealthServer({
       host,
@@ -105,6 +111,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
       allowNonLoopback: hostSetExplicitly(loaded, env),
       log,
       report: () => healthReport(agent, manager.report()),
+      ...(control ? { control } : {}),
     }),
   );
 
@@ -137,7 +144,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   };
   const services = buildServices(options.services ?? [], channels, context);
 
-  if (writeStateFile) writeGatewayState(loaded, host, health.port, options.logFile);
+  if (writeStateFile) writeGatewayState(loaded, host, health.port, options.logFile, control?.token);
 
   router.start();
   manager.start();
@@ -255,7 +262,13 @@ export function healthReport(
 }
 
 /** `<dataDir>/gateway.json`: how `nanobot gateway status/stop` find this process. */
-function writeGatewayState(loaded: LoadedConfig, host: string, port: number, logFile: string | undefined): void {
+function writeGatewayState(
+  loaded: LoadedConfig,
+  host: string,
+  port: number,
+  logFile: string | undefined,
+  controlToken: string | undefined,
+): void {
   writeState(loaded.dataDir, {
     pid: process.pid,
     host,
@@ -263,6 +276,7 @@ function writeGatewayState(loaded: LoadedConfig, host: string, port: number, log
     startedAt: new Date().toISOString(),
     logFile: logFile ?? logFilePath(loaded.dataDir),
     configPath: loaded.configPath,
+    ...(controlToken ? { controlToken } : {}),
   });
 }
 

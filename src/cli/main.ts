@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { errorMessage, FileWriteError, UserError } from '../util/errors.js';
 import { packageVersion } from '../util/paths.js';
+import type { TriggerFlags } from './commands/trigger.js';
 
 export interface GlobalOptions {
   config?: string;
@@ -133,14 +134,18 @@ function buildProgram(): Command {
       return runWebUi(opts);
     });
 
-  withCommon(program.command('trigger <name> [message]'))
-    .description('queue a message for the running gateway (use - to read it from stdin); delivered at least once')
-    .action(async (name: string, message: string | undefined, opts: GlobalOptions) => {
-      const [{ setup }, { queueTrigger }] = await Promise.all([import('./setup.js'), import('../triggers/queue.js')]);
+  withCommon(program.command('trigger [id] [message]'))
+    .description(
+      'deliver a message to the chat a trigger is bound to (create one with /trigger <name> in that chat); ' +
+        'any other name queues it for the running gateway, answered in the last active chat. ' +
+        'The message is read from stdin when omitted or -',
+    )
+    .option('--list', 'list the triggers made with /trigger (id, name, chat)')
+    .option('--remove <id>', 'delete a trigger made with /trigger, and its queued deliveries')
+    .action(async (id: string | undefined, message: string | undefined, opts: GlobalOptions & TriggerFlags) => {
+      const [{ setup }, { runTrigger }] = await Promise.all([import('./setup.js'), import('./commands/trigger.js')]);
       const { loaded } = await setup(opts);
-      const text = message === undefined || message === '-' ? await readStdin() : message;
-      await queueTrigger(loaded.workspace, name, text);
-      process.stdout.write(`Queued trigger "${name}"; a running gateway delivers it.\n`);
+      await runTrigger(loaded.workspace, id, message, opts, readStdin);
     });
 
   const cron = program.command('cron').description('manage scheduled jobs (<workspace>/cron/jobs.json)');

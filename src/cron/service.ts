@@ -9,8 +9,17 @@ import { type FSWatcher, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { errorMessage } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
+import {
+  actionLogPath,
+  appendAction,
+  applyActions,
+  clearActionLog,
+  readActionLog,
+  withActionLogLock,
+} from './action-log.js';
 import { type CronClock, systemClock } from './clock.js';
 import { runAsCronJob } from './context.js';
+import { enforceBinding, migrateJob, UNBOUND_AGENT_JOB_REASON } from './format.js';
 import {
   describeFailure,
   type FinishedRun,
@@ -29,7 +38,6 @@ import {
   type FileStamp,
   fileStamp,
   readCronStore,
-  sameStamp,
   updateCronStore,
 } from './store.js';
 import {
@@ -37,9 +45,17 @@ import {
   type CronJob,
   type CronRunHandler,
   type CronRunResult,
+  isBoundJob,
   isProtectedJob,
   type NewCronJob,
+  withOwnSettings,
 } from './types.js';
+
+/** Where to look up the chat ids a job can be bound to (printed with "needs a chat" errors). */
+export const CHAT_IDS_HINT =
+  'A job runs in a chat session: see the chat ids with `nanobot sessions` (session telegram:123456 is ' +
+  '--channel telegram --chat-id 123456); an --agent job can use `--channel cli --chat-id direct`, the ' +
+  '`nanobot agent` chat.';
 
 export interface CronServiceOptions {
   workspace: string;
@@ -58,9 +74,13 @@ export interface CronServiceOptions {
 }
 
 const WATCH_DEBOUNCE_MS = 30;
+const ACTION_LOG_FILE = 'action.jsonl';
+const SYSTEM_JOB_HINT =
+  'nanobot registers it; here Dream and the heartbeat run on their own (agents.defaults.dream, gateway.heartbeat).';
 
 export class CronService {
   readonly storePath: string;
+  private readonly workspace: string;
   private readonly onRun: CronRunHandler;
   private readonly clock: CronClock;
   private readonly log: Logger;
@@ -73,8 +93,9 @@ export class CronService {
   private invalidEntries: string[] = [];
   private readonly scheduleProblems = new Map<string, string>();
   private loaded = false;
-  private stamp: FileStamp | null = null;
-  private unreadableStamp: FileStamp | null = null;
+  private stamp: string | null = null;
+  private unreadableStamp: string | null = null;
+  private actionProblems: string[] = [];
   /** Why the store could not be read at the last attempt (cleared by a good read). */
   private unreadable: unknown;
   private started = false;
@@ -88,6 +109,7 @@ export class CronService {
 
   constructor(options: CronServiceOptions) {
     this.storePath = cronStorePath(options.workspace);
+    this.workspace = options.workspace;
     this.onRun = options.onRun;
     this.clock = options.clock ?? systemClock;
     this.log = options.log ?? silentLogger;
@@ -106,6 +128,8 @@ export class CronService {
       this.log.warn(`cron: ${errorMessage(err)}; jobs cannot be loaded or saved until it is fixed`);
     }
     await this.serial(async () => {
+      // Reload even if this instance read the files before (as a CLI): now it owns them and saves what it merged.
+      this.stamp = null;
       await this.syncFromDisk();
       const now = this.clock.now();
       const missed = this.jobs.filter((job) => this.isSchedulable(job) && job.state.nextRunAtMs! <= now);
@@ -165,30 +189,48 @@ export class CronService {
     }
     const nextRunAtMs = nextRunAt(schedule, { nowMs: now, defaultTimezone: this.timezone });
     if (nextRunAtMs === null) throw new CronError(`The schedule '${schedule.expr}' never fires.`);
+    const { sessionKey, originChannel, originChatId } = input.payload;
+    if (!sessionKey?.trim() || !originChannel?.trim() || !originChatId?.trim())
+      throw new CronError('A cron job needs a chat to run in (a channel and a chat id).', CHAT_IDS_HINT);
     const job: CronJob = {
       id: '',
       name,
       enabled: true,
       schedule,
       payload: {
-        kind: input.payload.kind,
+        kind: 'agent_turn',
         message,
-        sessionKey: input.payload.sessionKey ?? null,
-        originChannel: input.payload.originChannel ?? null,
-        originChatId: input.payload.originChatId ?? null,
-        ...(input.payload.modelPreset ? { modelPreset: input.payload.modelPreset } : {}),
+        deliver: false,
+        channel: null,
+        to: null,
+        channelMeta: {},
+        sessionKey,
+        originChannel,
+        originChatId,
+        originMetadata: withOwnSettings(
+          {},
+          { reminder: input.payload.reminder === true, modelPreset: input.payload.modelPreset ?? undefined },
+        ),
       },
       state: { nextRunAtMs, lastRunAtMs: null, lastStatus: null, lastError: null, runHistory: [] },
       createdAtMs: now,
       updatedAtMs: now,
       deleteAfterRun: input.deleteAfterRun ?? schedule.kind === 'at',
     };
-    await this.serial(() =>
-      this.update((data) => {
-        job.id = uniqueJobId(data.jobs);
-        data.jobs.push(job);
-      }),
-    );
+    await this.serial(async () => {
+      if (this.started) {
+        await this.update((data) => {
+          job.id = uniqueJobId(data.jobs);
+          data.jobs.push(job);
+        });
+        return;
+      }
+      // Like nanobot's CLI: a process that does not run the scheduler logs the change for the one that does.
+      await this.syncReadable();
+      job.id = uniqueJobId(this.jobs);
+      await appendAction(this.workspace, 'add', job);
+      await this.syncFromDisk();
+    });
     this.arm();
     this.log.info(`cron: added '${name}' (${job.id})`);
     return structuredClone(job);
@@ -211,25 +253,34 @@ export class CronService {
   /** Problems found in jobs.json at the last load: invalid entries and unusable schedules (never scheduled). */
   problems(): string[] {
     const schedules = [...this.scheduleProblems].map(([id, problem]) => `job ${id}: ${problem}`);
-    return [...this.invalidEntries, ...schedules];
+    return [...this.invalidEntries, ...this.actionProblems, ...schedules];
   }
 
   /** Removes a job; returns it, or undefined when there is no such id. System jobs need `allowProtected`. */
   async remove(id: string, options: { allowProtected?: boolean } = {}): Promise<CronJob | undefined> {
-    const removed = await this.serial(() =>
-      this.update((data) => {
+    const refuse = (job: CronJob) => {
+      if (isProtectedJob(job) && !options.allowProtected)
+        throw new CronError(`'${job.name}' is a protected system job and cannot be removed.`, SYSTEM_JOB_HINT);
+    };
+    const removed = await this.serial(async () => {
+      if (!this.started) {
+        await this.syncReadable();
+        const job = this.jobs.find((candidate) => candidate.id === id);
+        if (!job) return undefined;
+        refuse(job);
+        await appendAction(this.workspace, 'del', id);
+        await this.syncFromDisk();
+        return job;
+      }
+      return this.update((data) => {
         const index = data.jobs.findIndex((job) => job.id === id);
         const job = data.jobs[index];
         if (!job) return undefined;
-        if (isProtectedJob(job) && !options.allowProtected)
-          throw new CronError(
-            `'${job.name}' is a system job and cannot be removed.`,
-            'Disable it in the config instead.',
-          );
+        refuse(job);
         data.jobs.splice(index, 1);
         return job;
-      }),
-    );
+      });
+    });
     this.arm();
     if (removed) this.log.info(`cron: removed '${removed.name}' (${id})`);
     return removed;
@@ -241,6 +292,9 @@ export class CronService {
     const job = this.jobs.find((candidate) => candidate.id === id);
     if (!job) throw new CronError(`No cron job with id '${id}'.`, 'See the ids with `nanobot cron list`.');
     if (this.running.has(id)) throw new CronError(`Cron job '${id}' is already running.`);
+    if (isProtectedJob(job))
+      throw new CronError(`'${job.name}' is a protected system job; it is not run from jobs.json.`, SYSTEM_JOB_HINT);
+    if (!isBoundJob(job)) throw new CronError(`'${job.name}' cannot run: ${UNBOUND_AGENT_JOB_REASON}.`, CHAT_IDS_HINT);
     return this.track(this.execute(job, 'manual'));
   }
 
@@ -261,11 +315,15 @@ export class CronService {
 
   private isSchedulable(job: CronJob): boolean {
     return (
-      job.enabled && job.state.nextRunAtMs != null && !this.running.has(job.id) && !this.scheduleProblems.has(job.id)
+      job.enabled &&
+      !isProtectedJob(job) &&
+      job.state.nextRunAtMs != null &&
+      !this.running.has(job.id) &&
+      !this.scheduleProblems.has(job.id)
     );
   }
 
-  private adopt(data: CronStoreData, stamp: FileStamp | null): void {
+  private adopt(data: CronStoreData, stamp: string | null): void {
     this.loaded = true;
     this.jobs = data.jobs;
     this.stamp = stamp;
@@ -285,23 +343,53 @@ export class CronService {
 
   /** Re-reads the store (lock held by the caller via `serial`). An unreadable file keeps the jobs loaded before. */
   private async syncFromDisk(): Promise<void> {
-    const stamp = fileStamp(this.storePath);
-    if (this.loaded && sameStamp(stamp, this.stamp)) return;
+    const stamp = this.stampNow();
+    if (this.loaded && stamp === this.stamp) return;
     let data: CronStoreData;
     try {
       data = await readCronStore(this.storePath);
     } catch (err) {
-      if (!sameStamp(stamp, this.unreadableStamp))
+      if (stamp !== this.unreadableStamp)
         this.log.error(`cron: ${errorMessage(err)} Keeping the ${this.jobs.length} job(s) loaded before.`);
       this.unreadableStamp = stamp;
       this.unreadable = err;
       return;
     }
     this.unreadable = undefined;
+    const { changed, pending } = this.mergePending(data);
     this.adopt(data, stamp);
-    // Jobs written without state (by hand, or an older writer) get a next run once, saved so it stays stable.
-    if (this.jobs.some((job) => needsNextRun(job, this.timezone)))
+    // Only the process running the scheduler writes jobs.json (as nanobot's): merged changes, migrations, and a
+    // next run for jobs written without state (so it stays stable).
+    if (!this.started) {
+      fillNextRuns(data, this.clock.now(), this.timezone);
+      return;
+    }
+    if (pending || changed || this.jobs.some((job) => needsNextRun(job, this.timezone)))
       await this.update((fresh) => fillNextRuns(fresh, this.clock.now(), this.timezone));
+  }
+
+  /** jobs.json and action.jsonl, as one stamp: either changing means a reload. */
+  private stampNow(): string {
+    const part = (stamp: FileStamp | null) => (stamp ? `${stamp.ino}:${stamp.size}:${stamp.mtimeMs}` : '-');
+    return `${part(fileStamp(this.storePath))}|${part(fileStamp(actionLogPath(this.workspace)))}`;
+  }
+
+  /** Applies action.jsonl and the load-time migrations to `data`; reports whether anything changed. */
+  private mergePending(data: CronStoreData): { changed: boolean; pending: boolean } {
+    const log = readActionLog(this.workspace);
+    if (log.problems.join() !== this.actionProblems.join())
+      for (const problem of log.problems) this.log.warn(`cron: ${problem}`);
+    this.actionProblems = log.problems;
+    if (log.actions.length) data.jobs = applyActions(data.jobs, log.actions);
+    const now = this.clock.now();
+    let changed = false;
+    for (const job of data.jobs) {
+      const migrated = migrateJob(job, now);
+      const disabled = enforceBinding(job, now);
+      if (disabled && !migrated) this.log.warn(`cron: disabled '${job.name}' (${job.id}): ${UNBOUND_AGENT_JOB_REASON}`);
+      changed = changed || migrated || disabled;
+    }
+    return { changed, pending: log.pending };
   }
 
   /** syncFromDisk for a caller that reports jobs: an unreadable store never loaded before is an error, not "none". */
@@ -312,9 +400,17 @@ export class CronService {
 
   /** Read-modify-write of the store under the file lock; the result becomes this instance's view. */
   private async update<T>(change: (data: CronStoreData) => T): Promise<T> {
-    const { data, value } = await updateCronStore(this.storePath, change);
-    this.adopt(data, fileStamp(this.storePath));
-    return value;
+    // nanobot's lock first (it guards action.jsonl), then ours (jobs.json): every writer takes them in this order.
+    return withActionLogLock(this.workspace, async () => {
+      let pending = false;
+      const { data, value } = await updateCronStore(this.storePath, (fresh) => {
+        pending = this.mergePending(fresh).pending;
+        return change(fresh);
+      });
+      if (pending) clearActionLog(this.workspace);
+      this.adopt(data, this.stampNow());
+      return value;
+    });
   }
 
   private arm(): void {
@@ -380,7 +476,7 @@ export class CronService {
     const file = basename(this.storePath);
     try {
       this.watcher = watch(dirname(this.storePath), { persistent: false }, (_event, filename) => {
-        if (!filename || filename === file) this.onStoreEvent();
+        if (!filename || filename === file || filename === ACTION_LOG_FILE) this.onStoreEvent();
       });
       this.watcher.on('error', (err) => {
         this.log.debug(`cron: watch failed (${err.message}); relying on periodic checks`);
@@ -412,4 +508,10 @@ function uniqueJobId(jobs: CronJob[]): string {
     const id = randomBytes(4).toString('hex');
     if (!jobs.some((job) => job.id === id)) return id;
   }
+}
+
+/** The jobs as every reader sees them (jobs.json with action.jsonl applied), for a reader with no service at hand. */
+export function listCronJobs(workspace: string, timezone?: string): Promise<CronJob[]> {
+  const notHere = async () => ({ status: 'error' as const, error: 'read-only view' });
+  return new CronService({ workspace, onRun: notHere, watch: false, ...(timezone ? { timezone } : {}) }).list();
 }

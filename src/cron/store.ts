@@ -6,6 +6,7 @@
 import { basename, dirname, join } from 'node:path';
 import { closeDirectory, entryPath, WorkspaceFs } from '../security/workspace-fs.js';
 import { lockFile } from '../util/lock.js';
+import { toStoredJob } from './format.js';
 import { CronError, type CronJob, CronJobSchema } from './types.js';
 
 export interface CronStoreData {
@@ -66,7 +67,7 @@ export function sameStamp(a: FileStamp | null, b: FileStamp | null): boolean {
 const SNAKE_FALLBACKS: Record<string, readonly string[]> = {
   job: ['createdAtMs', 'updatedAtMs', 'deleteAfterRun'],
   schedule: ['atMs', 'everyMs'],
-  payload: ['sessionKey', 'originChannel', 'originChatId', 'modelPreset'],
+  payload: ['channelMeta', 'sessionKey', 'originChannel', 'originChatId', 'originMetadata', 'modelPreset'],
   state: ['nextRunAtMs', 'lastRunAtMs', 'lastStatus', 'lastError', 'runHistory'],
   record: ['runAtMs', 'durationMs'],
 };
@@ -76,7 +77,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** nanobot reads snake_case as a fallback (older files); rename those keys so the schema sees camelCase. */
-function camelizeKnownKeys(value: unknown, level: keyof typeof SNAKE_FALLBACKS): unknown {
+export function camelizeKnownKeys(value: unknown, level: keyof typeof SNAKE_FALLBACKS): unknown {
   if (!isRecord(value)) return value;
   const out: Record<string, unknown> = { ...value };
   for (const camel of SNAKE_FALLBACKS[level] ?? []) {
@@ -144,7 +145,7 @@ export async function readCronStore(path: string): Promise<CronStoreData> {
 }
 
 export function serializeCronStore(data: CronStoreData): string {
-  const body = { ...data.meta, jobs: [...data.jobs, ...data.invalid.map((entry) => entry.raw)] };
+  const body = { ...data.meta, jobs: [...data.jobs.map(toStoredJob), ...data.invalid.map((entry) => entry.raw)] };
   return `${JSON.stringify(body, null, 2)}\n`;
 }
 

@@ -6,8 +6,11 @@
 import { z } from 'zod';
 import { UserError } from '../util/errors.js';
 
-/** Jobs the system owns; the `cron` tool and `nanobot cron remove` refuse to delete them. */
-export const PROTECTED_JOB_NAMES: readonly string[] = ['dream', 'heartbeat'];
+/**
+ * nanobot's protected system jobs (`payload.kind: "system_event"`), which its gateway registers and runs by name. Our
+ * gateway runs Dream and the heartbeat with its own services, so these are shown but never run from jobs.json.
+ */
+export const SYSTEM_JOB_IDS: readonly string[] = ['dream', 'heartbeat'];
 /** nanobot keeps this many run records per job. */
 export const MAX_RUN_HISTORY = 20;
 
@@ -22,15 +25,25 @@ export const CronScheduleSchema = z.looseObject({
   tz: optionalString,
 });
 
+/** Our own per-job settings, kept in `originMetadata` (a free map in nanobot's format, which its readers keep). */
+export const NANOBOT_TS_META = 'nanobotTs';
+
 export const CronPayloadSchema = z.looseObject({
-  /** `system_event`: deliver `message` as-is, no LLM. `agent_turn`: run `message` as an agent turn. */
+  /**
+   * nanobot's two kinds: `agent_turn` (every user job: a turn in the chat session it is bound to) and `system_event`
+   * (a protected system job, run by name: dream, heartbeat).
+   */
   kind: z.enum(['system_event', 'agent_turn']).default('agent_turn'),
   message: z.string().default(''),
+  /** nanobot's legacy delivery fields (before jobs were bound to a session); migrated on load, as nanobot does. */
+  deliver: z.boolean().nullish(),
+  channel: optionalString,
+  to: optionalString,
+  channelMeta: z.record(z.string(), z.unknown()).nullish(),
   sessionKey: optionalString,
   originChannel: optionalString,
   originChatId: optionalString,
-  /** Agent tasks: the `modelPresets` entry this job's turns use instead of the session's model (ours). */
-  modelPreset: optionalString,
+  originMetadata: z.record(z.string(), z.unknown()).nullish(),
 });
 
 export const CronRunRecordSchema = z.looseObject({
@@ -72,12 +85,15 @@ export type ScheduleInput =
   | { kind: 'cron'; expr: string; tz?: string | null }
   | { kind: 'at'; atMs: number };
 
+/** A user job is always bound to a chat session (nanobot refuses to run one that is not). */
 export interface PayloadInput {
-  kind: 'system_event' | 'agent_turn';
   message: string;
-  sessionKey?: string | null;
-  originChannel?: string | null;
-  originChatId?: string | null;
+  /** Deliver `message` verbatim, without a model call (ours; nanobot runs every job as an agent turn). */
+  reminder?: boolean;
+  sessionKey: string;
+  originChannel: string;
+  originChatId: string;
+  /** A `modelPresets` name the agent turn runs with (ours). */
   modelPreset?: string | null;
 }
 
@@ -105,14 +121,63 @@ export class CronError extends UserError {
   override name = 'CronError';
 }
 
-/** Where a job reports to: nanobot's origin fields, else the legacy `channel`/`to` pair. */
+/** Where a job reports to: nanobot's origin fields. */
 export function jobOrigin(job: CronJob): { channel: string; chatId: string } | undefined {
-  const payload = job.payload as CronPayload & { channel?: unknown; to?: unknown };
-  const channel = payload.originChannel ?? (typeof payload.channel === 'string' ? payload.channel : undefined);
-  const chatId = payload.originChatId ?? (typeof payload.to === 'string' ? payload.to : undefined);
+  const { originChannel: channel, originChatId: chatId } = job.payload;
   return channel && chatId ? { channel, chatId } : undefined;
 }
 
-export function isProtectedJob(job: Pick<CronJob, 'id' | 'name'>): boolean {
-  return PROTECTED_JOB_NAMES.includes(job.id) || PROTECTED_JOB_NAMES.includes(job.name);
+/** nanobot's protected system jobs: shown, never removed or edited by a user, run by name. */
+export function isProtectedJob(job: Pick<CronJob, 'payload'>): boolean {
+  return job.payload.kind === 'system_event';
+}
+
+/** nanobot's rule for a job that can run: an agent turn with a session and a chat, and no legacy delivery fields. */
+export function isBoundJob(job: CronJob): boolean {
+  const p = job.payload;
+  if (p.kind !== 'agent_turn' || !p.sessionKey || !p.originChannel || !p.originChatId) return false;
+  return !hasLegacyDelivery(job);
+}
+
+export function hasLegacyDelivery(job: CronJob): boolean {
+  const p = job.payload;
+  return Boolean(p.deliver || p.channel || p.to || (p.channelMeta && Object.keys(p.channelMeta).length));
+}
+
+interface OwnSettings {
+  reminder?: boolean;
+  modelPreset?: string;
+}
+
+function ownSettings(job: CronJob): OwnSettings {
+  const raw = job.payload.originMetadata?.[NANOBOT_TS_META];
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return {};
+  const { reminder, modelPreset } = raw as Record<string, unknown>;
+  return {
+    ...(reminder === true ? { reminder: true } : {}),
+    ...(typeof modelPreset === 'string' && modelPreset ? { modelPreset } : {}),
+  };
+}
+
+/** A plain reminder: its message goes to the chat verbatim (ours; nanobot runs it as an agent turn). */
+export function isReminder(job: CronJob): boolean {
+  return job.payload.kind === 'agent_turn' && ownSettings(job).reminder === true;
+}
+
+export function jobModelPreset(job: CronJob): string | undefined {
+  return ownSettings(job).modelPreset;
+}
+
+/** `originMetadata` carrying our settings (none: the metadata as given). */
+export function withOwnSettings(
+  metadata: Record<string, unknown> | null | undefined,
+  settings: OwnSettings,
+): Record<string, unknown> {
+  const rest = { ...(metadata ?? {}) };
+  delete rest[NANOBOT_TS_META];
+  const own = {
+    ...(settings.reminder ? { reminder: true } : {}),
+    ...(settings.modelPreset ? { modelPreset: settings.modelPreset } : {}),
+  };
+  return Object.keys(own).length ? { ...rest, [NANOBOT_TS_META]: own } : rest;
 }

@@ -5,40 +5,49 @@
 
 import { findLegalStart } from '../agent/governor-pairing.js';
 import { runAsCronJob } from '../cron/context.js';
+import { UNBOUND_AGENT_JOB_REASON } from '../cron/format.js';
 import type { CronService } from '../cron/service.js';
-import { type CronJob, jobOrigin } from '../cron/types.js';
+import { cronTurn, NOTHING_TO_REPORT } from '../cron/turn.js';
+import { type CronJob, isProtectedJob, isReminder } from '../cron/types.js';
 import { HEARTBEAT_SESSION, HeartbeatService, modelEvaluator } from '../heartbeat/service.js';
 import { AutoCompact } from '../memory/autocompact.js';
+import { LocalTriggerStore, type TriggerDelivery } from '../triggers/local-store.js';
 import { TriggerWatcher } from '../triggers/queue.js';
 import { type Logger, logFailure, silentLogger } from '../util/log.js';
 import type { GatewayContext, GatewayService } from './lifecycle.js';
 
-const NOTHING_TO_REPORT = /^\s*nothing to report\.?\s*$/i;
+const CLI_CHANNEL = 'cli';
 const SYSTEM_PREFIXES = ['heartbeat', 'cron:', 'dream:', 'trigger:', 'system:'];
 
-/** What a cron job does when it fires: a reminder is sent as-is; an agent task runs a turn in its origin session. */
+/**
+ * What a cron job does when it fires. Every user job is bound to a chat (nanobot's rule): a reminder (ours) is sent
+ * there as-is; an agent job runs a turn in its session and the answer goes to its chat. A job bound to the
+ * `nanobot agent` chat (`cli`) keeps the answer in that session: no channel of the gateway reaches a terminal.
+ * System jobs (nanobot's dream and heartbeat) never get here: our own Dream and heartbeat services run those.
+ */
 export function cronRunner(context: GatewayContext) {
   return (job: CronJob) =>
     runAsCronJob(job, async () => {
-      const origin = jobOrigin(job);
-      if (job.payload.kind !== 'agent_turn') {
-        if (!origin) return { status: 'error' as const, error: 'the reminder has no chat to go to' };
+      if (isProtectedJob(job)) return { status: 'error' as const, error: 'system jobs run in their own services' };
+      const turn = cronTurn(job);
+      if (!turn) return { status: 'error' as const, error: UNBOUND_AGENT_JOB_REASON };
+      const origin = { channel: turn.channel, chatId: turn.chatId };
+      const local = origin.channel === CLI_CHANNEL;
+      if (isReminder(job)) {
+        if (local)
+          return { status: 'error' as const, error: 'a reminder for the `nanobot agent` chat has nowhere to go' };
         const down = undeliverable(context, origin.channel);
         if (down) return { status: 'error' as const, error: `the reminder was not delivered: ${down}` };
         context.bus.publishOutbound({ ...origin, content: job.payload.message });
         return { status: 'ok' as const };
       }
-      const target = origin ?? { channel: 'system', chatId: `cron-${job.id}` };
-      const output = await context.agent().loop.processMessage({
-        ...target,
-        sessionKey: job.payload.sessionKey ?? `cron:${job.id}`,
-        ...(job.payload.modelPreset ? { modelPreset: job.payload.modelPreset } : {}),
-        content:
-          `[Scheduled task "${job.name}"] ${job.payload.message}\n\n` +
-          'This runs on a schedule, not from a message. If there is nothing worth telling the user, answer exactly: nothing to report.',
-      });
+      const output = await context.agent().loop.processMessage(turn);
       if (output.error) return { status: 'error' as const, error: output.error.message };
-      if (NOTHING_TO_REPORT.test(output.content) || !origin) return { status: 'silent' as const };
+      if (NOTHING_TO_REPORT.test(output.content)) return { status: 'silent' as const };
+      if (local) {
+        context.log.info(`cron: '${job.name}' (${job.id}) answered in session ${turn.sessionKey}`);
+        return { status: 'ok' as const };
+      }
       const down = undeliverable(context, origin.channel);
       if (down) return { status: 'error' as const, error: `the answer was not delivered: ${down}` };
       context.bus.publishOutbound({ ...origin, content: output.content });
@@ -188,7 +197,84 @@ export function dreamService(context: GatewayContext): GatewayService {
   };
 }
 
-/** Delivers `nanobot trigger` files: a turn in session `trigger:<name>`, the answer sent to the last active chat. */
+/**
+ * nanobot's local triggers (`nanobot trigger trg_…`): each queued delivery runs as a turn in the session the trigger
+ * is bound to, and the answer goes to that chat (a `cli` chat keeps it in the session). A delivery whose trigger is
+ * gone, or whose channel this gateway does not run, is dropped and recorded as failed (as nanobot does); a turn that
+ * could not start is retried, up to 10 attempts.
+ */
+export function localTriggerService(context: GatewayContext, pollMs = 500): GatewayService {
+  const store = new LocalTriggerStore(context.loaded().workspace);
+  let timer: NodeJS.Timeout | undefined;
+  let pass: Promise<void> | undefined;
+  const fail = async (delivery: TriggerDelivery, error: string) => {
+    await store.record(delivery.triggerId, 'error', error);
+    await store.complete(delivery);
+    context.log.warn(`trigger ${delivery.triggerId}: dropped delivery ${delivery.id}: ${error}`);
+  };
+  const deliver = async (delivery: TriggerDelivery) => {
+    const trigger = await store.get(delivery.triggerId);
+    if (!trigger) return fail(delivery, 'trigger not found');
+    if (!trigger.enabled) return fail(delivery, 'trigger is disabled');
+    const local = trigger.channel === CLI_CHANNEL;
+    const down = local ? undefined : undeliverable(context, trigger.channel);
+    if (down) return fail(delivery, `target channel is not enabled: ${down}`);
+    let output: Awaited<ReturnType<ReturnType<GatewayContext['agent']>['loop']['processMessage']>>;
+    try {
+      output = await context.agent().loop.processMessage({
+        channel: trigger.channel,
+        chatId: trigger.chatId,
+        sessionKey: trigger.sessionKey,
+        content: `Local trigger received: ${trigger.name || trigger.id}\n\n${delivery.content}`,
+      });
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      const again = await store.retry(delivery, error);
+      await store.record(delivery.triggerId, 'error', error);
+      context.log.warn(
+        `trigger ${trigger.id}: delivery ${delivery.id} failed (${error})${again ? '; will retry' : ''}`,
+      );
+      return;
+    }
+    if (output.error) return fail(delivery, output.error.message);
+    if (!local && output.content.trim() && !NOTHING_TO_REPORT.test(output.content))
+      context.bus.publishOutbound({ channel: trigger.channel, chatId: trigger.chatId, content: output.content });
+    await store.record(trigger.id, 'ok');
+    await store.complete(delivery);
+  };
+  const drain = () => {
+    pass ??= (async () => {
+      for (const delivery of await store.claim()) await deliver(delivery);
+    })()
+      .catch(logFailure(context.log, 'triggers: a pass failed'))
+      .finally(() => {
+        pass = undefined;
+      });
+    return pass;
+  };
+  return {
+    name: 'local-triggers',
+    start: () => {
+      void store
+        .recover()
+        .then((count) => {
+          if (count) context.log.warn(`triggers: requeued ${count} delivery file(s) left in processing`);
+        })
+        .catch(logFailure(context.log, 'triggers: recovery failed'))
+        .finally(() => {
+          timer = setInterval(() => void drain(), pollMs);
+          timer.unref();
+          void drain();
+        });
+    },
+    stop: async () => {
+      clearInterval(timer);
+      await pass;
+    },
+  };
+}
+
+/** Delivers our free-name `nanobot trigger NAME` files: a turn in session `trigger:<name>`, answered in the last active chat. */
 export function triggerService(context: GatewayContext): GatewayService {
   const watcher = new TriggerWatcher({
     workspace: context.loaded().workspace,

@@ -15,6 +15,8 @@ export interface GatewayState {
   startedAt: string;
   logFile: string;
   configPath: string;
+  /** Bearer token for the gateway's control routes (`nanobot cron run`); the file is 0600. */
+  controlToken?: string;
 }
 
 export function stateFilePath(dataDir: string): string {
@@ -32,6 +34,7 @@ const StateFile = z.looseObject({
   startedAt: z.string().optional(),
   logFile: z.string().optional(),
   configPath: z.string().optional(),
+  controlToken: z.string().optional(),
 });
 
 /**
@@ -64,6 +67,7 @@ export function readState(
     startedAt: state.startedAt ?? '',
     logFile: state.logFile ?? logFilePath(dataDir),
     configPath: state.configPath ?? '',
+    ...(state.controlToken ? { controlToken: state.controlToken } : {}),
   };
 }
 

@@ -7,7 +7,15 @@ import { z } from 'zod';
 import { currentCronJob } from '../cron/context.js';
 import { describeSchedule, formatInstant, parseAtTime } from '../cron/schedule.js';
 import type { CronService } from '../cron/service.js';
-import { type CronJob, jobOrigin, PROTECTED_JOB_NAMES, type ScheduleInput } from '../cron/types.js';
+import {
+  type CronJob,
+  isProtectedJob,
+  isReminder,
+  jobModelPreset,
+  jobOrigin,
+  type ScheduleInput,
+  SYSTEM_JOB_IDS,
+} from '../cron/types.js';
 import { UserError } from '../util/errors.js';
 import { defineTool, fail, ok, type ToolResult } from './types.js';
 
@@ -47,13 +55,18 @@ export function createCronTool(options: CronToolOptions) {
   const { service, timezone } = options;
 
   const describeJob = (job: CronJob): string => {
-    const kind = job.payload.kind === 'system_event' ? 'reminder' : 'agent task';
+    if (isProtectedJob(job))
+      return `- ${job.id} '${job.name}' (protected system job, run by the gateway's own ${job.name} service)`;
+    const kind = isReminder(job) ? 'reminder' : 'agent task';
     const next =
       job.enabled && job.state.nextRunAtMs != null ? formatInstant(job.state.nextRunAtMs, timezone) : 'not scheduled';
     const origin = jobOrigin(job);
     const last = job.state.lastStatus ? `; last run: ${job.state.lastStatus}` : '';
     const target = origin ? ` → ${origin.channel}:${origin.chatId}` : '';
-    const model = job.payload.modelPreset ? `, model ${job.payload.modelPreset}` : '';
+    const preset = jobModelPreset(job);
+    const model = preset ? `, model ${preset}` : '';
+    if (!job.enabled && job.state.lastError)
+      return `- ${job.id} '${job.name}' (${kind}${target}${model}): disabled: ${job.state.lastError}`;
     return `- ${job.id} '${job.name}' (${kind}${target}${model}): ${describeSchedule(job.schedule, timezone)}; next: ${next}${last}`;
   };
 
@@ -67,8 +80,7 @@ export function createCronTool(options: CronToolOptions) {
     if (!args.job_id) return fail('remove needs job_id (see action=list).');
     const job = await service.get(args.job_id);
     if (!job) return fail(`No job with id '${args.job_id}'. Use action=list to see the ids.`);
-    if (PROTECTED_JOB_NAMES.includes(job.id) || PROTECTED_JOB_NAMES.includes(job.name))
-      return fail(`'${job.name}' is a system job and cannot be removed.`);
+    if (isProtectedJob(job)) return fail(`'${job.name}' is a protected system job and cannot be removed.`);
     await service.remove(job.id);
     return ok(`Removed job ${job.id} '${job.name}'.`);
   }
@@ -93,9 +105,15 @@ export function createCronTool(options: CronToolOptions) {
     const schedule = scheduleFrom(args);
     if (typeof schedule === 'string') return fail(schedule);
     const name = (args.name?.trim() || message).slice(0, 30);
-    if (PROTECTED_JOB_NAMES.includes(name.toLowerCase()))
+    // nanobot's gateway runs a job named dream or heartbeat as that system job, whatever its kind.
+    if (SYSTEM_JOB_IDS.includes(name.toLowerCase()))
       return fail(`'${name}' is reserved for a system job; choose another name.`);
     const deliver = args.deliver ?? 'reminder';
+    if (deliver === 'reminder' && ctx.channel === 'cli')
+      return fail(
+        "A reminder cannot reach this terminal chat when it is due (the gateway has no terminal). Use deliver='agent' " +
+          '(the answer is kept in this session), or add the reminder from a chat channel.',
+      );
     const modelPreset = args.model?.trim();
     if (modelPreset) {
       if (deliver !== 'agent') return fail('model only applies to deliver=agent (a reminder uses no model).');
@@ -110,7 +128,7 @@ export function createCronTool(options: CronToolOptions) {
       name,
       schedule,
       payload: {
-        kind: deliver === 'reminder' ? 'system_event' : 'agent_turn',
+        reminder: deliver === 'reminder',
         message,
         sessionKey: ctx.sessionKey ?? `${ctx.channel}:${ctx.chatId}`,
         originChannel: ctx.channel,

@@ -24,6 +24,8 @@ const TriggerFile = z.object({ name: z.string().min(1), message: z.string(), cre
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 const TRIGGERS = 'triggers';
+/** nanobot's trigger store shares the directory (local-store.ts): it is not a queued trigger. */
+const LOCAL_STORE_FILE = 'triggers.json';
 export const triggersDir = (workspace: string) => join(workspace, TRIGGERS);
 
 export async function queueTrigger(
@@ -140,7 +142,7 @@ export class TriggerWatcher {
     try {
       names = this.wfs
         .readdirIfExistsSync(TRIGGERS)
-        .filter((e) => e.name.endsWith('.json') && e.kind !== 'directory')
+        .filter((e) => e.name.endsWith('.json') && e.name !== LOCAL_STORE_FILE && e.kind !== 'directory')
         .map((e) => e.name)
         .sort();
     } catch (error) {

@@ -34,7 +34,13 @@ async function startHarness(...args: Parameters<typeof makeHarness>): Promise<Ha
 const reminder = (everyMs: number, channel = 'telegram'): NewCronJob => ({
   name: 'stand up',
   schedule: { kind: 'every', everyMs },
-  payload: { kind: 'system_event', message: 'Stand up!', originChannel: channel, originChatId: '42' },
+  payload: {
+    reminder: true,
+    message: 'Stand up!',
+    sessionKey: `${channel}:42`,
+    originChannel: channel,
+    originChatId: '42',
+  },
 });
 
 /** A gateway context with these channels and a bus that records what was published. */

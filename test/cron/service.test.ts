@@ -20,7 +20,13 @@ async function startHarness(...args: Parameters<typeof makeHarness>): Promise<Ha
 const reminder = (schedule: NewCronJob['schedule'], name = 'test job'): NewCronJob => ({
   name,
   schedule,
-  payload: { kind: 'system_event', message: 'Stand up!', originChannel: 'telegram', originChatId: '42' },
+  payload: {
+    reminder: true,
+    message: 'Stand up!',
+    sessionKey: 'telegram:42',
+    originChannel: 'telegram',
+    originChatId: '42',
+  },
 });
 
 describe('CronService schedules', () => {
@@ -33,7 +39,11 @@ describe('CronService schedules', () => {
       '2026-01-01T02:00:00.000Z',
       '2026-01-01T03:00:00.000Z',
     ]);
-    expect(h.runs[0]?.job.payload).toMatchObject({ kind: 'system_event', message: 'Stand up!' });
+    expect(h.runs[0]?.job.payload).toMatchObject({
+      kind: 'agent_turn',
+      message: 'Stand up!',
+      originMetadata: { nanobotTs: { reminder: true } },
+    });
   });
 
   it('fires a cron job at 09:00 Berlin on both sides of the March DST change', async () => {
@@ -113,12 +123,15 @@ describe('CronService validation', () => {
     );
     expect(fs.existsSync(h.storePath)).toBe(false);
 
+    // Not running the scheduler, the service logs its change for the one that does (as nanobot's CLI does).
     await h.service.add(reminder({ kind: 'every', everyMs: 60_000 }));
-    const before = fs.readFileSync(h.storePath, 'utf8');
+    const log = path.join(h.workspace, 'cron', 'action.jsonl');
+    const before = fs.readFileSync(log, 'utf8');
     await expect(h.service.add(reminder({ kind: 'cron', expr: 'every day' }))).rejects.toBeInstanceOf(CronError);
     await expect(h.service.add(reminder({ kind: 'at', atMs: -5 }))).rejects.toThrow(/in the past/);
     await expect(h.service.add(reminder({ kind: 'cron', expr: '0 0 30 2 *' }))).rejects.toThrow(/never fires/);
-    expect(fs.readFileSync(h.storePath, 'utf8')).toBe(before);
+    expect(fs.readFileSync(log, 'utf8')).toBe(before);
+    expect(fs.existsSync(h.storePath)).toBe(false);
   });
 
   it('refuses to remove protected jobs unless allowed', async () => {
@@ -128,10 +141,17 @@ describe('CronService validation', () => {
       h.storePath,
       JSON.stringify({
         version: 1,
-        jobs: [{ id: 'dream', name: 'dream', schedule: { kind: 'every', everyMs: 7_200_000 }, payload: {} }],
+        jobs: [
+          {
+            id: 'dream',
+            name: 'dream',
+            schedule: { kind: 'every', everyMs: 7_200_000 },
+            payload: { kind: 'system_event', message: '' },
+          },
+        ],
       }),
     );
-    await expect(h.service.remove('dream')).rejects.toThrow("'dream' is a system job and cannot be removed.");
+    await expect(h.service.remove('dream')).rejects.toThrow("'dream' is a protected system job and cannot be removed.");
     expect((await h.service.list()).map((job) => job.id)).toEqual(['dream']);
     expect(await h.service.remove('dream', { allowProtected: true })).toMatchObject({ id: 'dream' });
     expect(await h.service.remove('missing')).toBeUndefined();
@@ -165,7 +185,12 @@ describe('CronService and jobs.json', () => {
       JSON.stringify({
         version: 1,
         jobs: [
-          { id: 'hand1234', name: 'by hand', schedule: { kind: 'every', everyMs: 60_000 }, payload: { message: 'hi' } },
+          {
+            id: 'hand1234',
+            name: 'by hand',
+            schedule: { kind: 'every', everyMs: 60_000 },
+            payload: { message: 'hi', sessionKey: 'telegram:1', originChannel: 'telegram', originChatId: '1' },
+          },
         ],
       }),
     );
@@ -238,7 +263,17 @@ describe('CronService and jobs.json', () => {
       custom: 'kept',
       createdAtMs: 1,
       schedule: { kind: 'every', everyMs: 60_000 },
-      payload: { deliver: true, channel: 'telegram', to: '7' },
+      // Our earlier reminder kind and nanobot's legacy delivery fields, both migrated as nanobot and we read them.
+      payload: {
+        kind: 'agent_turn',
+        deliver: false,
+        channel: null,
+        to: null,
+        sessionKey: 'telegram:7',
+        originChannel: 'telegram',
+        originChatId: '7',
+        originMetadata: { nanobotTs: { reminder: true } },
+      },
       state: { nextRunAtMs: 120_000, lastStatus: 'ok' },
     });
     expect(store.jobs[1]).toEqual({ name: 'no id', schedule: { kind: 'every' } });

@@ -187,7 +187,14 @@ describe('nanobot agent -m (installed package): tool families', () => {
 
   it('cron: the job the model adds is what `nanobot cron list` shows', async () => {
     const fake = await fakeLLM([
-      call('cron', { action: 'add', name: 'stretch', message: 'Time to stretch', every_seconds: 3600 }),
+      // From the terminal chat a job must be an agent task (a reminder has no way to reach a terminal when due).
+      call('cron', {
+        action: 'add',
+        name: 'stretch',
+        message: 'Time to stretch',
+        every_seconds: 3600,
+        deliver: 'agent',
+      }),
       { text: 'I will remind you every hour.' },
     ]);
     const { home } = homeWith(fake.url);

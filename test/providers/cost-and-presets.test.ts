@@ -14,7 +14,7 @@ import { AgentRunner } from '../../src/agent/runner.js';
 import { runCron } from '../../src/cli/commands/cron.js';
 import { loadConfig } from '../../src/config/load.js';
 import { effectiveModel } from '../../src/config/model.js';
-import type { CronJob } from '../../src/cron/types.js';
+import { type CronJob, jobModelPreset } from '../../src/cron/types.js';
 import type { GatewayContext } from '../../src/gateway/lifecycle.js';
 import { cronRunner } from '../../src/gateway/services.js';
 import { buildProvider } from '../../src/providers/chain.js';
@@ -130,7 +130,9 @@ describe('a cron job with its own model preset', () => {
     );
     expect(textOf(added)).toMatch(/^Scheduled agent task/);
     const [job] = await harness.service.list();
-    expect(job?.payload.modelPreset).toBe('cheap');
+    // Ours, kept where nanobot's readers keep it (originMetadata), not in a payload key its action log would reject.
+    expect(job && jobModelPreset(job)).toBe('cheap');
+    expect(job?.payload.originMetadata).toEqual({ nanobotTs: { modelPreset: 'cheap' } });
     const unknown = await tool.execute(
       { action: 'add', message: 'x', every_seconds: 60, deliver: 'agent', model: 'nope' },
       ctx,
@@ -140,7 +142,7 @@ describe('a cron job with its own model preset', () => {
     expect(reminder.isError).toBe(true);
   });
 
-  it('`nanobot cron add --agent --model` writes the preset into jobs.json', async () => {
+  it('`nanobot cron add --agent --model` writes the preset into the job', async () => {
     const home = await mkdtemp(join(tmpdir(), 'nb-cron-model-'));
     const workspace = path.join(home, 'ws');
     const config = path.join(home, 'config.json');
@@ -149,11 +151,21 @@ describe('a cron job with its own model preset', () => {
       JSON.stringify({ agents: { defaults: { workspace } }, modelPresets: { cheap: { model: 'x' } } }),
     );
     const deps = { out: () => {}, env: { HOME: home } };
-    await runCron('add', [], { config, message: 'Check the news', every: '1h', agent: true, model: 'cheap' }, deps);
-    const jobs = JSON.parse(fs.readFileSync(path.join(workspace, 'cron', 'jobs.json'), 'utf8')).jobs;
-    expect(jobs[0].payload.modelPreset).toBe('cheap');
+    const chat = { channel: 'telegram', chatId: '42' };
+    await runCron(
+      'add',
+      [],
+      { config, message: 'Check the news', every: '1h', agent: true, model: 'cheap', ...chat },
+      deps,
+    );
+    // No gateway runs: the job waits in action.jsonl, in nanobot's snake_case dump.
+    const [line] = fs
+      .readFileSync(path.join(workspace, 'cron', 'action.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
+    expect(JSON.parse(line ?? '{}').params.payload.origin_metadata).toEqual({ nanobotTs: { modelPreset: 'cheap' } });
     await expect(
-      runCron('add', [], { config, message: 'x', every: '1h', agent: true, model: 'gone' }, deps),
+      runCron('add', [], { config, message: 'x', every: '1h', agent: true, model: 'gone', ...chat }, deps),
     ).rejects.toThrow("No model preset 'gone'.");
   });
 
@@ -185,7 +197,7 @@ describe('a cron job with its own model preset', () => {
         sessionKey: 'telegram:42',
         originChannel: 'telegram',
         originChatId: '42',
-        modelPreset: 'cheap',
+        originMetadata: { nanobotTs: { modelPreset: 'cheap' } },
       },
     } as unknown as CronJob;
     expect(await cronRunner(context)(job)).toEqual({ status: 'ok' });

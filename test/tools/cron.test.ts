@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runAsCronJob } from '../../src/cron/context.js';
 import { createCronTool } from '../../src/tools/cron.js';
@@ -21,12 +22,18 @@ describe('cron tool', () => {
       /^Scheduled reminder [0-9a-f]{8} 'Drink water': every hour; next run 2026-03-27 14:00/,
     );
     const [job] = await service.list();
+    // nanobot's fields and kind (every user job is an agent_turn); the reminder flag is ours, in originMetadata.
     expect(job?.payload).toEqual({
-      kind: 'system_event',
+      kind: 'agent_turn',
       message: 'Drink water',
+      deliver: false,
+      channel: null,
+      to: null,
+      channelMeta: {},
       sessionKey: 'telegram:42',
       originChannel: 'telegram',
       originChatId: '42',
+      originMetadata: { nanobotTs: { reminder: true } },
     });
   });
 
@@ -42,6 +49,7 @@ describe('cron tool', () => {
     );
     const jobs = Object.fromEntries((await service.list()).map((job) => [job.name, job]));
     expect(jobs.news?.payload.kind).toBe('agent_turn');
+    expect(jobs.news?.payload.originMetadata).toEqual({});
     expect(jobs.news?.schedule).toMatchObject({ kind: 'cron', expr: '0 9 * * *', tz: 'Europe/Berlin' });
     expect(new Date(jobs.news!.state.nextRunAtMs!).toISOString()).toBe('2026-03-28T08:00:00.000Z');
     expect(jobs.ny?.schedule.tz).toBe('America/New_York');
@@ -70,18 +78,23 @@ describe('cron tool', () => {
     const job = await service.add({
       name: 'outer',
       schedule: { kind: 'every', everyMs: 60_000 },
-      payload: { kind: 'agent_turn', message: 'x' },
+      payload: { message: 'x', sessionKey: 'telegram:42', originChannel: 'telegram', originChatId: '42' },
     });
     const nested = await runAsCronJob(job, () => tool.execute({ action: 'add', message: 'y', every_seconds: 60 }, ctx));
     expect(textOf(nested)).toMatch(/inside a cron run/);
 
     const noChat = await tool.execute({ action: 'add', message: 'x', every_seconds: 60 }, makeContext());
     expect(textOf(noChat)).toMatch(/only be added from a chat/);
+    const fromTerminal = await tool.execute(
+      { action: 'add', message: 'x', every_seconds: 60 },
+      makeContext({ channel: 'cli', chatId: 'direct', sessionKey: 'cli:direct' }),
+    );
+    expect(textOf(fromTerminal)).toMatch(/cannot reach this terminal chat/);
     expect((await service.list()).map((entry) => entry.name)).toEqual(['outer']);
   });
 
   it('rejects bad schedules with a clear message and writes nothing', async () => {
-    const { tool, ctx, storePath } = setup();
+    const { tool, ctx, storePath, workspace } = setup();
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ cron_expr: '0 9 * *' }, /Invalid cron expression '0 9 \* \*'.*5 fields/],
       [{ cron_expr: '0 9 * * *', tz: 'Mars/Base' }, /Unknown timezone 'Mars\/Base'/],
@@ -101,22 +114,35 @@ describe('cron tool', () => {
       /reserved/,
     );
     expect(fs.existsSync(storePath)).toBe(false);
+    expect(fs.existsSync(path.join(workspace, 'cron', 'action.jsonl'))).toBe(false);
   });
 
   it('lists jobs in words and removes them by id, but not protected ones', async () => {
-    const { tool, ctx, service } = setup();
+    const { tool, ctx, service, storePath } = setup();
     expect(textOf(await tool.execute({ action: 'list' }, ctx))).toBe('No scheduled jobs.');
     await tool.execute({ action: 'add', name: 'standup', message: 'Standup!', cron_expr: '30 9 * * 1-5' }, ctx);
-    const dream = await service.add({
-      name: 'dream',
-      schedule: { kind: 'every', everyMs: 7_200_000 },
-      payload: { kind: 'agent_turn', message: 'dream' },
-    });
+    // nanobot's own system job, as its gateway registers it.
+    fs.mkdirSync(path.dirname(storePath), { recursive: true });
+    fs.writeFileSync(
+      storePath,
+      JSON.stringify({
+        version: 1,
+        jobs: [
+          {
+            id: 'dream',
+            name: 'dream',
+            schedule: { kind: 'every', everyMs: 7_200_000 },
+            payload: { kind: 'system_event', message: '' },
+          },
+        ],
+      }),
+    );
+    const dream = { id: 'dream' };
     const listing = textOf(await tool.execute({ action: 'list' }, ctx));
     expect(listing).toContain(
       "'standup' (reminder → telegram:42): on weekdays at 09:30 (Europe/Berlin); next: 2026-03-30 09:30",
     );
-    expect(listing).toContain("'dream' (agent task): every 2 hours");
+    expect(listing).toContain("- dream 'dream' (protected system job");
 
     const protectedResult = await tool.execute({ action: 'remove', job_id: dream.id }, ctx);
     expect(textOf(protectedResult)).toMatch(/system job/);

@@ -2,7 +2,7 @@
  * What the WebUI's REST surface reads from the running gateway: the session store, whether a session is busy, the
  * model, the channels and the cron jobs. The gateway binds it once it runs (`bindWebUi`); tests build one directly.
  */
-import { cronStorePath, readCronStore } from '../../cron/store.js';
+import { listCronJobs } from '../../cron/service.js';
 import type { CronJob, CronSchedule } from '../../cron/types.js';
 import type { GatewayContext, GatewayService } from '../../gateway/lifecycle.js';
 import { estimateTextTokens } from '../../memory/tokens.js';
@@ -38,7 +38,8 @@ export function gatewayBackend(context: GatewayContext, channels: () => readonly
       };
     },
     channels: () => Object.fromEntries(channels().map((channel) => [channel.name, channel.status()])),
-    cronJobs: async () => (await readCronStore(cronStorePath(context.loaded().workspace))).jobs,
+    // Pending changes in action.jsonl (nanobot's `agent` writes there) are part of the list, as nanobot shows them.
+    cronJobs: () => listCronJobs(context.loaded().workspace),
   };
 }
 

@@ -2,16 +2,26 @@
  * `nanobot cron list | add | remove ID | run ID`: edits `<workspace>/cron/jobs.json` directly. A running gateway
  * watches the file, so a job added here fires there without a restart.
  */
+import { z } from 'zod';
+import type { LoadedConfig } from '../../config/load.js';
 import { describeSchedule, formatInstant, parseAtTime } from '../../cron/schedule.js';
-import { CronService } from '../../cron/service.js';
+import { CHAT_IDS_HINT, CronService } from '../../cron/service.js';
+import { cronTurn, NOTHING_TO_REPORT } from '../../cron/turn.js';
 import {
   CronError,
   type CronJob,
   type CronRunHandler,
+  type CronRunResult,
   isProtectedJob,
+  isReminder,
+  jobModelPreset,
   jobOrigin,
   type ScheduleInput,
+  SYSTEM_JOB_IDS,
 } from '../../cron/types.js';
+import { CRON_RUN_PATH } from '../../gateway/health.js';
+import { type GatewayState, isProcessAlive, readState } from '../../gateway/state-file.js';
+import { errorMessage } from '../../util/errors.js';
 import type { GlobalOptions } from '../main.js';
 import { setup } from '../setup.js';
 
@@ -32,7 +42,10 @@ export interface CronCliFlags {
 }
 
 export interface CronCliDeps {
-  /** Executes a job for `cron run`. Default: prints reminders; agent turns are refused (they need the agent). */
+  /**
+   * Executes a job for `cron run` when no gateway runs. Default: a reminder is printed; an agent job runs its turn
+   * here, in its session (the answer is printed and kept there; only a gateway can send it to a chat).
+   */
   runJob?: CronRunHandler;
   out?: (line: string) => void;
   env?: NodeJS.ProcessEnv;
@@ -54,7 +67,7 @@ export async function runCron(
   const service = new CronService({
     workspace: loaded.workspace,
     timezone,
-    onRun: deps.runJob ?? printReminder(out),
+    onRun: deps.runJob ?? runHere(loaded, out),
   });
 
   switch (subcommand) {
@@ -64,14 +77,8 @@ export async function runCron(
       return addJob(service, timezone, opts, out, Object.keys(loaded.config.modelPresets));
     case 'remove': {
       const id = requireId(args, 'remove');
-      const job = await service.get(id);
+      const job = await service.remove(id);
       if (!job) throw new CronError(`No cron job with id '${id}'.`, 'See the ids with `nanobot cron list`.');
-      if (isProtectedJob(job))
-        throw new CronError(
-          `'${job.name}' is a system job and cannot be removed.`,
-          'Disable it in the config instead.',
-        );
-      await service.remove(id);
       out(`Removed ${id} '${job.name}'.`);
       return;
     }
@@ -79,15 +86,13 @@ export async function runCron(
       const id = requireId(args, 'run');
       const job = await service.get(id);
       if (!job) throw new CronError(`No cron job with id '${id}'.`, 'See the ids with `nanobot cron list`.');
-      if (job.payload.kind === 'agent_turn' && !deps.runJob)
-        throw new CronError(
-          `'${job.name}' is an agent task; running it needs the agent.`,
-          'It runs on schedule inside `nanobot gateway`.',
-        );
-      const result = await service.runNow(id);
+      // A running gateway runs it (it owns jobs.json and the chats); otherwise it runs here.
+      const gateway = deps.runJob ? undefined : runningGateway(loaded.dataDir);
+      const result = gateway ? await runInGateway(gateway, id) : await service.runNow(id);
+      const where = gateway ? ` in the gateway (pid ${gateway.pid})` : '';
       if (result.status === 'error')
-        throw new CronError(`Job '${job.name}' failed: ${result.error ?? 'unknown error'}`);
-      out(`Ran ${id} '${job.name}': ${result.status}.`);
+        throw new CronError(`Job '${job.name}' failed${where}: ${result.error ?? 'unknown error'}`);
+      out(`Ran ${id} '${job.name}'${where}: ${result.status}.`);
       return;
     }
     default:
@@ -95,13 +100,80 @@ export async function runCron(
   }
 }
 
-function printReminder(out: (line: string) => void): CronRunHandler {
+/** `cron run` without a gateway: a reminder is printed; an agent job runs its turn in its session, here. */
+function runHere(loaded: LoadedConfig, out: (line: string) => void): CronRunHandler {
   return async (job) => {
     const origin = jobOrigin(job);
-    out(origin ? `[${origin.channel}:${origin.chatId}] ${job.payload.message}` : job.payload.message);
-    return { status: 'ok' };
+    if (isReminder(job)) {
+      out(origin ? `[${origin.channel}:${origin.chatId}] ${job.payload.message}` : job.payload.message);
+      return { status: 'ok' };
+    }
+    const turn = cronTurn(job);
+    if (!turn) return { status: 'error', error: 'the job has no chat session to run in' };
+    const { createAgent } = await import('../../app/agent.js');
+    const agent = await createAgent(loaded, {});
+    try {
+      const output = await agent.loop.processMessage(turn);
+      if (output.error) return { status: 'error', error: output.error.message };
+      out(output.content);
+      if (NOTHING_TO_REPORT.test(output.content)) return { status: 'silent' };
+      if (turn.channel !== 'cli')
+        out(
+          `(Not sent to ${turn.channel}:${turn.chatId}: no gateway runs. The answer is kept in session ${turn.sessionKey}.)`,
+        );
+      return { status: 'ok' };
+    } finally {
+      await agent.shutdown();
+    }
   };
 }
+
+/** The gateway running for this data dir, if any (its state file names a live pid). */
+function runningGateway(dataDir: string): GatewayState | undefined {
+  const state = readState(dataDir);
+  return state && isProcessAlive(state.pid) ? state : undefined;
+}
+
+/** Asks the running gateway to run the job (POST /cron/run with the token from its 0600 state file). */
+async function runInGateway(state: GatewayState, id: string): Promise<CronRunResult> {
+  if (!state.controlToken)
+    throw new CronError(
+      `The gateway running now (pid ${state.pid}) cannot run jobs on request (it predates \`cron run\` support).`,
+      'Restart it (`nanobot gateway stop`, then start it again), then retry.',
+    );
+  const host = state.host.includes(':') ? `[${state.host}]` : state.host;
+  let res: Response;
+  try {
+    res = await fetch(`http://${host}:${state.port}${CRON_RUN_PATH}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${state.controlToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id }),
+      signal: AbortSignal.timeout(RUN_TIMEOUT_MS),
+    });
+  } catch (err) {
+    throw new CronError(
+      `The gateway (pid ${state.pid}) did not answer on ${host}:${state.port}: ${errorMessage(err)}.`,
+      'Check it with `nanobot gateway status`.',
+    );
+  }
+  const body = RunAnswer.safeParse(await res.json().catch(() => ({})));
+  const answer = body.success ? body.data : {};
+  if (res.status === 200 && answer.status) {
+    const status = answer.status === 'error' || answer.status === 'silent' ? answer.status : 'ok';
+    return { status, ...(answer.error ? { error: answer.error } : {}) };
+  }
+  throw new CronError(
+    `The gateway refused to run '${id}': ${answer.error ?? `HTTP ${res.status}`}`,
+    answer.hint ?? 'See `nanobot gateway logs`.',
+  );
+}
+
+const RUN_TIMEOUT_MS = 15 * 60_000;
+const RunAnswer = z.looseObject({
+  status: z.string().optional(),
+  error: z.string().optional(),
+  hint: z.string().optional(),
+});
 
 function requireId(args: string[], command: string): string {
   const id = args[0]?.trim();
@@ -113,7 +185,9 @@ async function listJobs(service: CronService, timezone: string, out: (line: stri
   const jobs = await service.list();
   if (!jobs.length) out('No cron jobs. Add one with `nanobot cron add --message … --every 3600`.');
   else {
-    const rows = jobs.map((job) => describeRow(job, timezone));
+    // nanobot's system jobs last: their stored times are nanobot's, not when our services run them.
+    const ordered = [...jobs.filter((job) => !isProtectedJob(job)), ...jobs.filter(isProtectedJob)];
+    const rows = ordered.map((job) => describeRow(job, timezone));
     const widths = [0, 1, 2, 3].map((column) => Math.max(...rows.map((row) => row[column]?.length ?? 0)));
     const pad = (row: string[]) =>
       row
@@ -127,18 +201,24 @@ async function listJobs(service: CronService, timezone: string, out: (line: stri
 }
 
 function describeRow(job: CronJob, timezone: string): string[] {
-  const next = !job.enabled
-    ? 'disabled'
-    : job.state.nextRunAtMs != null
-      ? formatInstant(job.state.nextRunAtMs, timezone)
-      : '-';
+  const next = isProtectedJob(job)
+    ? '-'
+    : !job.enabled
+      ? 'disabled'
+      : job.state.nextRunAtMs != null
+        ? formatInstant(job.state.nextRunAtMs, timezone)
+        : '-';
   const origin = jobOrigin(job);
-  const details = [
-    job.payload.kind === 'system_event' ? 'reminder' : 'agent',
-    job.payload.modelPreset ? `model ${job.payload.modelPreset}` : '',
-    origin ? `${origin.channel}:${origin.chatId}` : 'no chat',
-    job.state.lastStatus ? `last ${job.state.lastStatus}` : '',
-  ].filter(Boolean);
+  const preset = jobModelPreset(job);
+  const details = isProtectedJob(job)
+    ? [`system job (nanobot's); here the gateway's own ${job.name} service runs it`]
+    : [
+        isReminder(job) ? 'reminder' : 'agent',
+        preset ? `model ${preset}` : '',
+        origin ? `${origin.channel}:${origin.chatId}` : 'no chat',
+        job.state.lastStatus ? `last ${job.state.lastStatus}` : '',
+        !job.enabled && job.state.lastError ? job.state.lastError : '',
+      ].filter(Boolean);
   return [job.id, job.name, describeSchedule(job.schedule, timezone), next, details.join(', ')];
 }
 
@@ -178,24 +258,33 @@ async function addJob(
       presets.length ? `Use one of: ${presets.join(', ')}.` : 'Define it under "modelPresets" in the config.',
     );
   }
-  if (Boolean(flags.channel) !== Boolean(flags.chatId))
-    throw new CronError('Give --channel and --chat-id together.', 'e.g. --channel telegram --chat-id 123456');
+  const channel = flags.channel?.trim();
+  const chatId = flags.chatId?.trim();
+  // nanobot runs a job only in the chat it is bound to; one without a chat would be disabled on load.
+  if (!channel || !chatId)
+    throw new CronError('cron add needs --channel and --chat-id: the chat it runs in.', CHAT_IDS_HINT);
+  if (channel === 'cli' && !flags.agent)
+    throw new CronError(
+      'A reminder cannot go to the `nanobot agent` chat (cli): no gateway channel reaches a terminal.',
+      'Bind it to a chat channel (see `nanobot sessions`), or use --agent: the answer is kept in that session.',
+    );
   const schedule = scheduleFromFlags(flags, timezone);
-  const target = flags.channel && flags.chatId ? { channel: flags.channel, chatId: flags.chatId } : undefined;
+  const name = flags.name?.trim() || message.slice(0, 30);
+  if (SYSTEM_JOB_IDS.includes(name.toLowerCase()))
+    throw new CronError(`'${name}' is reserved for a system job.`, 'Choose another --name.');
   const job = await service.add({
-    name: flags.name?.trim() || message.slice(0, 30),
+    name,
     schedule,
     payload: {
-      kind: flags.agent ? 'agent_turn' : 'system_event',
+      reminder: !flags.agent,
       message,
-      sessionKey: target ? `${target.channel}:${target.chatId}` : null,
-      originChannel: target?.channel ?? null,
-      originChatId: target?.chatId ?? null,
+      sessionKey: `${channel}:${chatId}`,
+      originChannel: channel,
+      originChatId: chatId,
       ...(modelPreset ? { modelPreset } : {}),
     },
   });
   const next = job.state.nextRunAtMs != null ? formatInstant(job.state.nextRunAtMs, timezone) : '-';
   out(`Added ${job.id} '${job.name}': ${describeSchedule(job.schedule, timezone)}; next run ${next} (${timezone}).`);
-  if (!target) out('Note: no --channel/--chat-id, so there is no chat to deliver it to.');
-  out('A running gateway picks it up without a restart.');
+  out("A running gateway (ours or nanobot's) picks it up without a restart.");
 }

@@ -19,6 +19,7 @@ import {
   cronService,
   dreamService,
   heartbeatService,
+  localTriggerService,
   triggerService,
 } from '../../gateway/services.js';
 import { isProcessAlive, logFilePath, readState, stateFilePath } from '../../gateway/state-file.js';
@@ -85,6 +86,7 @@ export async function runGateway(opts: GlobalOptions & GatewayFlags): Promise<vo
     logFile,
     ...(port === undefined ? {} : { port }),
     createAgent: (l, o) => createAgent(l, { ...o, cron, restart: () => restartSoon() }),
+    runCronJob: (id) => cron.runNow(id),
     services: [
       (context) => {
         gatewayContext = context;
@@ -94,6 +96,7 @@ export async function runGateway(opts: GlobalOptions & GatewayFlags): Promise<vo
       autoCompactService,
       dreamService,
       triggerService,
+      localTriggerService,
     ],
   });
   running = gateway;

@@ -111,7 +111,15 @@ describe('WebSocket channel in a running gateway', () => {
       join(run.workspace, 'cron', 'jobs.json'),
       JSON.stringify({
         version: 1,
-        jobs: [{ id: 'j1', name: 'water plants', schedule: { kind: 'every', everyMs: 3_600_000 }, payload: {} }],
+        jobs: [
+          {
+            id: 'j1',
+            name: 'water plants',
+            schedule: { kind: 'every', everyMs: 3_600_000 },
+            // Bound to a chat: nanobot (and we) disable an agent job that is not.
+            payload: { sessionKey: `websocket:${chatId}`, originChannel: 'websocket', originChatId: chatId },
+          },
+        ],
       }),
     );
     client.send({ type: 'message', chat_id: chatId, content: 'hello' });
