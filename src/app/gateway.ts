@@ -45,6 +45,8 @@ export interface StartGatewayOptions {
   watchConfig?: boolean;
   /** Write `<dataDir>/gateway.json` (default true). */
   writeStateFile?: boolean;
+  /** Recorded in gateway.json: `nanobot gateway restart` restarts only a gateway started in the background. */
+  launchMode?: 'foreground' | 'background';
   logFile?: string;
   /** Builds the agent (tests inject a fake provider). Defaults to createAgent. */
   createAgent?: (loaded: LoadedConfig, options: CreateAgentOptions) => Promise<Agent>;
@@ -135,7 +137,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   };
   const services = buildServices(options.services ?? [], channels, context);
 
-  if (writeStateFile) writeGatewayState(loaded, host, health.port, options.logFile);
+  if (writeStateFile) writeGatewayState(loaded, host, health.port, options.logFile, options.launchMode);
 
   router.start();
   manager.start();
@@ -251,7 +253,13 @@ export function healthReport(
 }
 
 /** `<dataDir>/gateway.json`: how `nanobot gateway status/stop` find this process. */
-function writeGatewayState(loaded: LoadedConfig, host: string, port: number, logFile: string | undefined): void {
+function writeGatewayState(
+  loaded: LoadedConfig,
+  host: string,
+  port: number,
+  logFile: string | undefined,
+  launchMode: 'foreground' | 'background' = 'foreground',
+): void {
   writeState(loaded.dataDir, {
     pid: process.pid,
     host,
@@ -259,6 +267,7 @@ function writeGatewayState(loaded: LoadedConfig, host: string, port: number, log
     startedAt: new Date().toISOString(),
     logFile: logFile ?? logFilePath(loaded.dataDir),
     configPath: loaded.configPath,
+    launchMode,
   });
 }
 

@@ -15,6 +15,8 @@ export interface GatewayState {
   startedAt: string;
   logFile: string;
   configPath: string;
+  /** How it was started: `background` by `nanobot gateway --background` (or `webui`); absent in older files. */
+  launchMode?: 'foreground' | 'background';
 }
 
 export function stateFilePath(dataDir: string): string {
@@ -32,6 +34,7 @@ const StateFile = z.looseObject({
   startedAt: z.string().optional(),
   logFile: z.string().optional(),
   configPath: z.string().optional(),
+  launchMode: z.enum(['foreground', 'background']).optional().catch(undefined),
 });
 
 /**
@@ -64,6 +67,7 @@ export function readState(
     startedAt: state.startedAt ?? '',
     logFile: state.logFile ?? logFilePath(dataDir),
     configPath: state.configPath ?? '',
+    ...(state.launchMode ? { launchMode: state.launchMode } : {}),
   };
 }
 

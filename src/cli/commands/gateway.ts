@@ -2,8 +2,18 @@
  * `nanobot gateway`: run the long-lived gateway in the foreground, and `status`, `stop`, `logs`,
  * `install-service` to manage one that runs elsewhere (found through `<dataDir>/gateway.json`).
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createAgent } from '../../app/agent.js';
@@ -12,7 +22,7 @@ import { defaultConfigPath } from '../../config/load.js';
 import { CronService } from '../../cron/service.js';
 import { type Gateway, type GatewayContext, installSignalHandlers } from '../../gateway/lifecycle.js';
 import { createGatewayLogger } from '../../gateway/log-file.js';
-import { managerFor, planService, type ServiceManager } from '../../gateway/service.js';
+import { managerFor, planService, planUninstall, type ServiceManager } from '../../gateway/service.js';
 import {
   autoCompactService,
   cronRunner,
@@ -21,7 +31,7 @@ import {
   heartbeatService,
   triggerService,
 } from '../../gateway/services.js';
-import { isProcessAlive, logFilePath, readState, stateFilePath } from '../../gateway/state-file.js';
+import { isProcessAlive, logFilePath, readState, removeState, stateFilePath } from '../../gateway/state-file.js';
 import { secretsOf } from '../../security/secrets.js';
 import { errorMessage, UserError } from '../../util/errors.js';
 import { expandHome } from '../../util/fs.js';
@@ -29,9 +39,14 @@ import { PACKAGE_ROOT } from '../../util/paths.js';
 import { installLastResort } from '../last-resort.js';
 import type { GlobalOptions } from '../main.js';
 import { setup } from '../setup.js';
+import { restartAfterShutdown } from './gateway-restart.js';
 
 export interface GatewayFlags {
   port?: string;
+  /** Set by `gateway --background` on the child it spawns. */
+  launchedInBackground?: boolean;
+  /** Set by the process that keeps an `exec`-mode gateway's pid (gateway-restart.ts). */
+  underKeeper?: boolean;
 }
 
 export interface GatewayLogsFlags {
@@ -43,6 +58,11 @@ export interface InstallServiceFlags {
   name?: string;
   dryRun?: boolean;
   manager?: ServiceManager;
+  port?: string;
+  /** false with --no-enable. */
+  enable?: boolean;
+  /** false with --no-start. */
+  start?: boolean;
 }
 
 /** Where output goes; tests capture it. */
@@ -52,7 +72,8 @@ export interface CommandIo {
 }
 
 const defaultIo: CommandIo = { out: (text) => process.stdout.write(text), env: process.env };
-const STOP_WAIT_MS = 10_000;
+const STOP_WAIT_S = 20;
+const KILL_WAIT_MS = 2_000;
 
 /** Foreground run; returns after a signal-driven shutdown (the signal handler exits the process). */
 export async function runGateway(opts: GlobalOptions & GatewayFlags): Promise<void> {
@@ -84,6 +105,7 @@ export async function runGateway(opts: GlobalOptions & GatewayFlags): Promise<vo
     log,
     logFile,
     ...(port === undefined ? {} : { port }),
+    launchMode: opts.launchedInBackground ? 'background' : 'foreground',
     createAgent: (l, o) => createAgent(l, { ...o, cron, restart: () => restartSoon() }),
     services: [
       (context) => {
@@ -97,14 +119,15 @@ export async function runGateway(opts: GlobalOptions & GatewayFlags): Promise<vo
     ],
   });
   running = gateway;
-  installSignalHandlers(gateway, { log });
-  // /restart: reply first, then shut down cleanly and start a fresh gateway process with the same arguments.
+  const uninstallSignals = installSignalHandlers(gateway, { log });
+  // /restart: reply first, then shut down cleanly and start again the way gateway.restartMode says.
   const restartSoon = () => {
     setTimeout(() => {
+      const mode = gateway.loaded().config.gateway.restartMode;
       gateway.shutdown('restart').then(
         () => {
-          spawn(process.execPath, process.argv.slice(1), { detached: true, stdio: 'inherit' }).unref();
-          process.exit(0);
+          uninstallSignals();
+          restartAfterShutdown(mode, { log, underKeeper: opts.underKeeper === true });
         },
         (err: unknown) => {
           log.error(`gateway: restart failed: ${errorMessage(err)}`);
@@ -153,7 +176,11 @@ export async function gatewayStatus(opts: GlobalOptions, io: CommandIo = default
   return { ...base, health };
 }
 
-export async function gatewayStop(opts: GlobalOptions, io: CommandIo = defaultIo): Promise<boolean> {
+export async function gatewayStop(
+  opts: GlobalOptions & { timeout?: string },
+  io: CommandIo = defaultIo,
+): Promise<boolean> {
+  const timeoutS = opts.timeout === undefined ? STOP_WAIT_S : parseSeconds(opts.timeout);
   const dataDir = dataDirOf(opts, io.env);
   const state = readState(dataDir);
   if (!state || !isProcessAlive(state.pid)) {
@@ -167,17 +194,47 @@ export async function gatewayStop(opts: GlobalOptions, io: CommandIo = defaultIo
     );
   }
   process.kill(state.pid, 'SIGTERM');
-  const deadline = Date.now() + STOP_WAIT_MS;
-  while (Date.now() < deadline) {
-    if (!isProcessAlive(state.pid)) {
-      io.out(`Gateway stopped (pid ${state.pid})\n`);
-      return true;
-    }
-    await new Promise((r) => setTimeout(r, 100));
+  if (await exitedWithin(state.pid, timeoutS * 1000)) {
+    io.out(`Gateway stopped (pid ${state.pid})\n`);
+    return true;
   }
-  io.out(`Gateway (pid ${state.pid}) did not exit within ${STOP_WAIT_MS / 1000} s; check \`nanobot gateway logs\`\n`);
+  // As nanobot does: past the timeout, SIGKILL its process group (its MCP servers and shells too).
+  killGroup(state.pid);
+  if (await exitedWithin(state.pid, KILL_WAIT_MS)) {
+    removeState(dataDir, state.pid);
+    io.out(`Gateway (pid ${state.pid}) did not exit within ${timeoutS} s of SIGTERM; killed it (SIGKILL)\n`);
+    return true;
+  }
+  io.out(`Gateway (pid ${state.pid}) is still running after SIGKILL; check \`nanobot gateway logs\`\n`);
   process.exitCode = 1;
   return false;
+}
+
+async function exitedWithin(pid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (!isProcessAlive(pid)) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return !isProcessAlive(pid);
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    try {
+      process.kill(pid, 'SIGKILL'); // not a group leader
+    } catch {
+      // already gone
+    }
+  }
+}
+
+function parseSeconds(text: string): number {
+  const seconds = Number(text);
+  if (!Number.isFinite(seconds) || seconds < 0) throw new UserError(`--timeout expects seconds, got "${text}"`);
+  return seconds;
 }
 
 export async function gatewayLogs(
@@ -221,6 +278,8 @@ export async function installService(
   const args = [
     ...(opts.config ? ['--config', resolve(expandHome(opts.config, home))] : []),
     ...(opts.workspace ? ['--workspace', resolve(expandHome(opts.workspace, home))] : []),
+    ...(opts.port === undefined ? [] : ['--port', String(parsePort(opts.port))]),
+    ...(opts.verbose ? ['--verbose'] : []),
   ];
   const plan = planService(
     {
@@ -231,6 +290,8 @@ export async function installService(
       home,
       ...(io.env.PATH ? { path: io.env.PATH } : {}),
       logFile: logFilePath(dataDirOf(opts, io.env)),
+      ...(opts.enable === false ? { enable: false } : {}),
+      ...(opts.start === false ? { start: false } : {}),
     },
     manager,
     process.getuid?.() ?? 501,
@@ -260,6 +321,42 @@ export async function installService(
   return plan.content;
 }
 
+export async function uninstallService(
+  opts: GlobalOptions & InstallServiceFlags,
+  io: CommandIo = defaultIo,
+  run: (argv: string[]) => void = runCommand,
+): Promise<void> {
+  const manager = opts.manager ?? managerFor(process.platform);
+  if (!manager)
+    throw new UserError(`uninstall-service supports Linux (systemd) and macOS (launchd), not ${process.platform}.`);
+  const home = io.env.HOME ?? homedir();
+  const plan = planUninstall(opts.name ?? 'nanobot-gateway', home, manager, process.getuid?.() ?? 501);
+  const commands = plan.commands.map((argv) => argv.join(' '));
+  if (opts.dryRun) {
+    io.out(`Would run:\n${commands.map((c) => `  ${c}\n`).join('')}and delete ${plan.file}\n`);
+    return;
+  }
+  const [stop, ...rest] = plan.commands;
+  // Stopping a unit that is not loaded fails; removing the file is what counts, so that step is best-effort.
+  if (stop) tryRun(run, stop, io);
+  if (existsSync(plan.file)) {
+    rmSync(plan.file);
+    io.out(`Deleted ${plan.file}\n`);
+  } else {
+    io.out(`No service file at ${plan.file}\n`);
+  }
+  for (const argv of rest) tryRun(run, argv, io);
+}
+
+function tryRun(run: (argv: string[]) => void, argv: string[], io: CommandIo): void {
+  try {
+    run(argv);
+    io.out(`  ran: ${argv.join(' ')}\n`);
+  } catch (err) {
+    io.out(`  \`${argv.join(' ')}\` failed (${errorMessage(err)}); continuing\n`);
+  }
+}
+
 function runCommand(argv: string[]): void {
   const [command = '', ...args] = argv;
   execFileSync(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -276,7 +373,7 @@ function parsePort(text: string): number {
   return port;
 }
 
-async function fetchHealth(host: string, port: number): Promise<Record<string, unknown> | undefined> {
+export async function fetchHealth(host: string, port: number): Promise<Record<string, unknown> | undefined> {
   const target = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   try {
     const res = await fetch(`http://${target}:${port}/health`, { signal: AbortSignal.timeout(2_000) });
