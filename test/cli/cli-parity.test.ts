@@ -136,3 +136,37 @@ describe('gateway service commands (dry run through the built CLI)', () => {
     expect(existsSync(join(home, '.config'))).toBe(false);
   });
 });
+
+describe('channels login websocket', () => {
+  it("prints this config's URL and where its token is, not a fixed port and a placeholder", async () => {
+    const home = tempHome();
+    await runCli(['onboard'], home);
+    editConfig(home, (c) => {
+      c.channels = { websocket: { host: '127.0.0.1', port: 28765 } };
+    });
+    const result = await runCli(['channels', 'login', 'websocket'], home);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('http://127.0.0.1:28765/');
+    expect(result.stdout).toContain(join(home, '.nanobot', 'webui-token'));
+    expect(result.stdout).not.toMatch(/:8765\/|<data dir>/);
+
+    editConfig(home, (c) => {
+      c.channels = { websocket: { port: 28766, token: 'a-fixed-token-of-enough-length' } };
+    });
+    const fixed = await runCli(['channels', 'login', 'websocket'], home);
+    expect(fixed.stdout).toContain('http://127.0.0.1:28766/');
+    expect(fixed.stdout).toContain('channels.websocket.token');
+    expect(fixed.stdout).not.toContain('a-fixed-token-of-enough-length');
+
+    const alt = join(home, 'alt');
+    await runCli(['onboard', '-c', join(alt, 'config.json')], home);
+    const other = await runCli(['-c', join(alt, 'config.json'), 'channels', 'login', 'websocket'], home);
+    expect(other.stdout).toContain(join(alt, 'webui-token'));
+
+    editConfig(home, (c) => {
+      c.channels = { websocket: { enabled: false } };
+    });
+    const off = await runCli(['channels', 'login', 'websocket'], home);
+    expect(off.stdout).toContain('is off');
+  });
+});
