@@ -35,9 +35,12 @@ export async function ensureWebUiSettings(
   const what = changes.join(', ');
   if (!flags.yes) {
     if (!confirm) {
+      const why = settings.enabled
+        ? `The WebUI needs ${what}`
+        : 'The WebUI is off: channels.websocket.enabled is false';
       throw new UserError(
-        `The WebUI needs ${what} in ${loaded.configPath}.`,
-        'Run again with --yes to save it, or edit the file yourself.',
+        `${why} (${loaded.configPath}).`,
+        `Run again with --yes to save ${what} there, or edit the file yourself.`,
       );
     }
     if (!(await confirm(`Save ${what} in ${loaded.configPath}? [Y/n] `))) {
