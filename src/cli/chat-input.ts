@@ -11,7 +11,7 @@ import { createInterface, type Interface, type Key } from 'node:readline';
 
 export interface ChatInputOptions {
   input: NodeJS.ReadableStream & { isTTY?: boolean };
-  output: NodeJS.WritableStream;
+  output: NodeJS.WritableStream & { isTTY?: boolean };
   prompt?: string;
   continuation?: string;
   /** Ctrl+C: returns true when it was handled (a turn was stopped); otherwise the line is cleared. */
@@ -25,6 +25,7 @@ const SHIFT_ENTER = '\x1b[13;2u';
 export class ChatInput {
   private readonly rl: Interface;
   private readonly terminal: boolean;
+  private readonly pasteMode: boolean;
   private readonly prompt: string;
   private readonly continuation: string;
   private readonly queue: string[] = [];
@@ -40,8 +41,10 @@ export class ChatInput {
     this.continuation = options.continuation ?? '... ';
     this.rl = createInterface({ input: options.input, output: options.output, terminal: this.terminal });
     this.rl.setPrompt(this.prompt);
+    // Only a terminal on both ends: the switch goes to the screen (never into a file stdout is piped to).
+    this.pasteMode = this.terminal && options.output.isTTY === true;
+    if (this.pasteMode) options.output.write(PASTE_ON);
     if (this.terminal) {
-      options.output.write(PASTE_ON);
       // Ahead of readline's own listener, so the paste state is right when readline emits the line.
       options.input.prependListener('keypress', this.onKeypress);
     }
@@ -49,10 +52,8 @@ export class ChatInput {
     this.rl.on('SIGINT', this.onSigint);
     this.rl.on('close', () => {
       this.closed = true;
-      if (this.terminal) {
-        options.input.off('keypress', this.onKeypress);
-        options.output.write(PASTE_OFF);
-      }
+      if (this.terminal) options.input.off('keypress', this.onKeypress);
+      if (this.pasteMode) options.output.write(PASTE_OFF);
       this.waiter?.(undefined);
       this.waiter = undefined;
     });

@@ -344,7 +344,8 @@ export interface AgentFlags {
 
 /** Runs the CLI; resolves to the process exit code. */
 export async function main(argv: string[]): Promise<number> {
-  const verbose = argv.includes('--verbose');
+  // `-v` is --version before a command and --verbose after one (argv[2] is the first word typed).
+  const verbose = argv.includes('--verbose') || argv.slice(3).includes('-v');
   // `nanobot agent -m … | head -1`: the reader left; that is not an error worth a stack trace.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') process.exit(0);

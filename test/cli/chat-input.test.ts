@@ -104,3 +104,19 @@ describe('ChatInput on piped input', () => {
     expect(await chat.next()).toBeUndefined();
   });
 });
+
+describe('ChatInput with stdout piped', () => {
+  it('does not write the bracketed-paste switch into the pipe', async () => {
+    const input = Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => {} });
+    const output = new PassThrough();
+    let written = '';
+    output.on('data', (d: Buffer) => {
+      written += d.toString();
+    });
+    const chat = new ChatInput({ input, output });
+    input.write('hi\r');
+    expect(await chat.next()).toBe('hi');
+    chat.close();
+    expect(written).not.toContain('\x1b[?2004');
+  });
+});
