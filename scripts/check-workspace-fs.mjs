@@ -44,6 +44,7 @@ const ALLOWED = {
   'src/cli/commands/doctor.ts': 'checks the config file and that the workspace root is writable (no path inside it)',
   'src/cli/commands/gateway.ts': 'gateway log and state files under ~/.nanobot',
   'src/cli/commands/gateway-control.ts': 'gateway log file under ~/.nanobot (background start)',
+  'src/cli/commands/gateway-service.ts': 'systemd unit / launchd plist under ~/.config or ~/Library (install-service)',
   'src/cli/commands/status.ts': 'checks that the config file and workspace root exist',
   'src/cli/setup.ts': 'checks that the workspace root exists (templates are copied through the layer)',
   'src/config/load.ts': 'reads ~/.nanobot/config.json',

@@ -129,6 +129,7 @@ function buildProgram(): Command {
 
   const gatewayCommands = () => import('./commands/gateway.js');
   const controls = () => import('./commands/gateway-control.js');
+  const serviceCommands = () => import('./commands/gateway-service.js');
   const gateway = withCommon(program.command('gateway'))
     .description('run the long-lived agent: channels, cron, heartbeat, health on 127.0.0.1:18790')
     .option('-p, --port <port>', 'health port (default gateway.port)')
@@ -176,7 +177,7 @@ function buildProgram(): Command {
     .option('--no-start', 'do not start it now')
     .option('--dry-run', 'print the unit and the commands instead of running them')
     .action(async (opts: GlobalOptions & InstallServiceCliFlags) => {
-      await (await gatewayCommands()).installService(opts);
+      await (await serviceCommands()).installService(opts);
     });
   withCommon(gateway.command('uninstall-service'))
     .description('stop and remove the service install-service wrote')
@@ -184,7 +185,7 @@ function buildProgram(): Command {
     .addOption(managerOption())
     .option('--dry-run', 'print the commands instead of running them')
     .action(async (opts: GlobalOptions & InstallServiceCliFlags) => {
-      await (await gatewayCommands()).uninstallService(opts);
+      await (await serviceCommands()).uninstallService(opts);
     });
 
   withCommon(program.command('webui'))

@@ -2,7 +2,7 @@
  * The built binary: `gateway --background`, `gateway restart`, `gateway stop --timeout`, and `/restart` by
  * gateway.restartMode (exit, spawn, exec), as nanobot's CLI has them.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isProcessAlive, readState } from '../../src/gateway/state-file.js';
@@ -175,5 +175,27 @@ describe('gateway.restartMode', () => {
     gw.child.kill('SIGTERM');
     expect(await gw.exited, gw.output()).toBe(0);
     await eventually(() => !isProcessAlive(third));
+  });
+});
+
+describe('a stop asked for while the gateway starts', () => {
+  it('SIGTERM during start-up: it finishes starting, drains and exits 0, and removes its state file', async () => {
+    const home = await gatewayHome();
+    // An MCP server that holds start-up (the gateway connects MCP servers before it serves) until the test says go.
+    const started = join(home, 'mcp-started');
+    const go = join(home, 'mcp-go');
+    const script = `require('fs').writeFileSync(${JSON.stringify(started)}, '');
+      setInterval(() => { if (require('fs').existsSync(${JSON.stringify(go)})) process.exit(1); }, 20);`;
+    editConfig(home, (c) => {
+      c.tools = { mcpServers: { slow: { command: process.execPath, args: ['-e', script] } } };
+    });
+    const gw = spawnCli(['gateway', '--port', '0'], home);
+    spawned.push(gw);
+    await eventually(() => existsSync(started), { timeoutMs: 20_000 });
+    gw.child.kill('SIGTERM');
+    writeFileSync(go, '');
+    expect(await gw.exited, gw.output()).toBe(0);
+    expect(gw.output()).toContain('shutting down (SIGTERM)');
+    expect(readState(dataDir(home), () => {})).toBeUndefined();
   });
 });

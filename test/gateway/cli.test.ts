@@ -4,13 +4,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  gatewayLogs,
-  gatewayStatus,
-  gatewayStop,
-  installService,
-  uninstallService,
-} from '../../src/cli/commands/gateway.js';
+import { gatewayLogs, gatewayStatus, gatewayStop } from '../../src/cli/commands/gateway.js';
+import { installService, uninstallService } from '../../src/cli/commands/gateway-service.js';
 import { type HealthServer, startHealthServer } from '../../src/gateway/health.js';
 import { readState, stateFilePath, writeState } from '../../src/gateway/state-file.js';
 import { eventually } from '../helpers/eventually.js';

@@ -1,28 +1,17 @@
 /**
- * `nanobot gateway`: run the long-lived gateway in the foreground, and `status`, `stop`, `logs`,
- * `install-service` to manage one that runs elsewhere (found through `<dataDir>/gateway.json`).
+ * `nanobot gateway`: run the long-lived gateway in the foreground, and `status`, `stop`, `logs` to manage one that
+ * runs elsewhere (found through `<dataDir>/gateway.json`); `--background`/`restart` are in gateway-control.ts,
+ * `install-service`/`uninstall-service` in gateway-service.ts.
  */
-import { execFileSync } from 'node:child_process';
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  readSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { createAgent } from '../../app/agent.js';
 import { startGateway } from '../../app/gateway.js';
 import { defaultConfigPath } from '../../config/load.js';
 import { CronService } from '../../cron/service.js';
 import { type Gateway, type GatewayContext, installSignalHandlers } from '../../gateway/lifecycle.js';
 import { createGatewayLogger } from '../../gateway/log-file.js';
-import { managerFor, planService, planUninstall, type ServiceManager } from '../../gateway/service.js';
 import {
   autoCompactService,
   cronRunner,
@@ -35,7 +24,6 @@ import { isProcessAlive, logFilePath, readState, removeState, stateFilePath } fr
 import { secretsOf } from '../../security/secrets.js';
 import { errorMessage, UserError } from '../../util/errors.js';
 import { expandHome } from '../../util/fs.js';
-import { PACKAGE_ROOT } from '../../util/paths.js';
 import { installLastResort } from '../last-resort.js';
 import type { GlobalOptions } from '../main.js';
 import { setup } from '../setup.js';
@@ -54,24 +42,13 @@ export interface GatewayLogsFlags {
   follow?: boolean;
 }
 
-export interface InstallServiceFlags {
-  name?: string;
-  dryRun?: boolean;
-  manager?: ServiceManager;
-  port?: string;
-  /** false with --no-enable. */
-  enable?: boolean;
-  /** false with --no-start. */
-  start?: boolean;
-}
-
 /** Where output goes; tests capture it. */
 export interface CommandIo {
   out(text: string): void;
   env: NodeJS.ProcessEnv;
 }
 
-const defaultIo: CommandIo = { out: (text) => process.stdout.write(text), env: process.env };
+export const defaultIo: CommandIo = { out: (text) => process.stdout.write(text), env: process.env };
 const STOP_WAIT_S = 20;
 const KILL_WAIT_MS = 2_000;
 
@@ -100,6 +77,8 @@ export async function runGateway(opts: GlobalOptions & GatewayFlags): Promise<vo
       return cronRunner(gatewayContext)(job);
     },
   });
+  // A stop asked for while it starts (`gateway --background && gateway stop`) waits until it can drain cleanly.
+  const early = deferStopSignals();
   const gateway = await startGateway({
     loaded,
     log,
@@ -117,9 +96,14 @@ export async function runGateway(opts: GlobalOptions & GatewayFlags): Promise<vo
       dreamService,
       triggerService,
     ],
+  }).catch((err: unknown) => {
+    early.release();
+    throw err;
   });
   running = gateway;
   const uninstallSignals = installSignalHandlers(gateway, { log });
+  const pending = early.release();
+  if (pending) process.kill(process.pid, pending);
   // /restart: reply first, then shut down cleanly and start again the way gateway.restartMode says.
   const restartSoon = () => {
     setTimeout(() => {
@@ -137,6 +121,27 @@ export async function runGateway(opts: GlobalOptions & GatewayFlags): Promise<vo
     }, 500);
   };
   await gateway.closed;
+}
+
+/**
+ * SIGTERM/SIGINT during start-up (before the gateway's own handlers exist) would kill it mid-way and leave its state
+ * file behind; they are kept and re-sent once it is up. A second one exits at once, as it does later.
+ */
+function deferStopSignals(): { release(): NodeJS.Signals | undefined } {
+  let pending: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (pending) process.exit(1);
+    pending = signal;
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return {
+    release() {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      return pending;
+    },
+  };
 }
 
 export interface GatewayStatus {
@@ -266,108 +271,12 @@ export async function gatewayLogs(
   }
 }
 
-export async function installService(
-  opts: GlobalOptions & InstallServiceFlags,
-  io: CommandIo = defaultIo,
-  run: (argv: string[]) => void = runCommand,
-): Promise<string> {
-  const manager = opts.manager ?? managerFor(process.platform);
-  if (!manager)
-    throw new UserError(`install-service supports Linux (systemd) and macOS (launchd), not ${process.platform}.`);
-  const home = io.env.HOME ?? homedir();
-  const args = [
-    ...(opts.config ? ['--config', resolve(expandHome(opts.config, home))] : []),
-    ...(opts.workspace ? ['--workspace', resolve(expandHome(opts.workspace, home))] : []),
-    ...(opts.port === undefined ? [] : ['--port', String(parsePort(opts.port))]),
-    ...(opts.verbose ? ['--verbose'] : []),
-  ];
-  const plan = planService(
-    {
-      name: opts.name ?? 'nanobot-gateway',
-      node: process.execPath,
-      bin: join(PACKAGE_ROOT, 'bin', 'nanobot.js'),
-      args,
-      home,
-      ...(io.env.PATH ? { path: io.env.PATH } : {}),
-      logFile: logFilePath(dataDirOf(opts, io.env)),
-      ...(opts.enable === false ? { enable: false } : {}),
-      ...(opts.start === false ? { start: false } : {}),
-    },
-    manager,
-    process.getuid?.() ?? 501,
-  );
-  const commands = plan.commands.map((argv) => argv.join(' '));
-  if (opts.dryRun) {
-    io.out(`Would write ${plan.file}:\n\n${plan.content}\nThen run:\n${commands.map((c) => `  ${c}\n`).join('')}`);
-  } else {
-    mkdirSync(dirname(plan.file), { recursive: true });
-    writeFileSync(plan.file, plan.content);
-    io.out(`Wrote ${plan.file}\n`);
-    for (const [i, argv] of plan.commands.entries()) {
-      try {
-        run(argv);
-        io.out(`  ran: ${commands[i]}\n`);
-      } catch (err) {
-        // `launchctl bootout` of an agent that was never loaded fails; the bootstrap after it is what counts.
-        if (argv[1] === 'bootout') continue;
-        throw new UserError(
-          `\`${commands[i]}\` failed: ${errorMessage(err)}`,
-          `Run it yourself once the issue is fixed.`,
-        );
-      }
-    }
-  }
-  io.out(`${plan.notes.map((n) => `${n}\n`).join('')}`);
-  return plan.content;
-}
-
-export async function uninstallService(
-  opts: GlobalOptions & InstallServiceFlags,
-  io: CommandIo = defaultIo,
-  run: (argv: string[]) => void = runCommand,
-): Promise<void> {
-  const manager = opts.manager ?? managerFor(process.platform);
-  if (!manager)
-    throw new UserError(`uninstall-service supports Linux (systemd) and macOS (launchd), not ${process.platform}.`);
-  const home = io.env.HOME ?? homedir();
-  const plan = planUninstall(opts.name ?? 'nanobot-gateway', home, manager, process.getuid?.() ?? 501);
-  const commands = plan.commands.map((argv) => argv.join(' '));
-  if (opts.dryRun) {
-    io.out(`Would run:\n${commands.map((c) => `  ${c}\n`).join('')}and delete ${plan.file}\n`);
-    return;
-  }
-  const [stop, ...rest] = plan.commands;
-  // Stopping a unit that is not loaded fails; removing the file is what counts, so that step is best-effort.
-  if (stop) tryRun(run, stop, io);
-  if (existsSync(plan.file)) {
-    rmSync(plan.file);
-    io.out(`Deleted ${plan.file}\n`);
-  } else {
-    io.out(`No service file at ${plan.file}\n`);
-  }
-  for (const argv of rest) tryRun(run, argv, io);
-}
-
-function tryRun(run: (argv: string[]) => void, argv: string[], io: CommandIo): void {
-  try {
-    run(argv);
-    io.out(`  ran: ${argv.join(' ')}\n`);
-  } catch (err) {
-    io.out(`  \`${argv.join(' ')}\` failed (${errorMessage(err)}); continuing\n`);
-  }
-}
-
-function runCommand(argv: string[]): void {
-  const [command = '', ...args] = argv;
-  execFileSync(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-}
-
-function dataDirOf(opts: GlobalOptions, env: NodeJS.ProcessEnv): string {
+export function dataDirOf(opts: GlobalOptions, env: NodeJS.ProcessEnv): string {
   const home = env.HOME ?? homedir();
   return dirname(resolve(expandHome(opts.config ?? defaultConfigPath(home), home)));
 }
 
-function parsePort(text: string): number {
+export function parsePort(text: string): number {
   const port = Number(text);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`--port expects 0–65535, got "${text}"`);
   return port;
