@@ -62,7 +62,7 @@ function buildProgram(): Command {
     .description('talk to the agent: one message with -m, else an interactive chat')
     .option('-m, --message <text>', 'send one message, print the answer and exit')
     .option('-s, --session <id>', 'session id (default cli:direct)', 'cli:direct')
-    .option('--markdown', 'render answers as Markdown (default)', true)
+    .option('--markdown', 'render answers as Markdown', true)
     .option('--no-markdown', 'print answers as plain text')
     .option('--logs', 'show runtime logs while chatting')
     .option('--no-logs', 'hide runtime logs (default)')
