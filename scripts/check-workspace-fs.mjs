@@ -44,9 +44,10 @@ const ALLOWED = {
   'src/channels/websocket/transcript.ts': "nanobot's WebUI transcripts under ~/.nanobot/webui",
   'src/cli/commands/doctor.ts': 'checks the config file and that the workspace root is writable (no path inside it)',
   'src/cli/commands/gateway.ts': 'gateway log and state files under ~/.nanobot',
+  'src/cli/commands/gateway-control.ts': 'gateway log file under ~/.nanobot (background start)',
+  'src/cli/commands/gateway-service.ts': 'systemd unit / launchd plist under ~/.config or ~/Library (install-service)',
   'src/cli/commands/packages.ts': 'checks whether an on-demand package is installed under ~/.nanobot/packages',
   'src/cli/commands/status.ts': 'checks that the config file and workspace root exist',
-  'src/cli/commands/webui.ts': 'WebUI log file under ~/.nanobot',
   'src/cli/setup.ts': 'checks that the workspace root exists (templates are copied through the layer)',
   'src/config/load.ts': 'reads ~/.nanobot/config.json',
   'src/config/onboard.ts':

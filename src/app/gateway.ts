@@ -47,6 +47,8 @@ export interface StartGatewayOptions {
   watchConfig?: boolean;
   /** Write `<dataDir>/gateway.json` (default true). */
   writeStateFile?: boolean;
+  /** Recorded in gateway.json: `nanobot gateway restart` restarts only a gateway started in the background. */
+  launchMode?: 'foreground' | 'background';
   logFile?: string;
   /** Builds the agent (tests inject a fake provider). Defaults to createAgent. */
   createAgent?: (loaded: LoadedConfig, options: CreateAgentOptions) => Promise<Agent>;
@@ -144,7 +146,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   };
   const services = buildServices(options.services ?? [], channels, context);
 
-  if (writeStateFile) writeGatewayState(loaded, host, health.port, options.logFile, control?.token);
+  if (writeStateFile) writeGatewayState(loaded, host, health.port, options.logFile, control?.token, options.launchMode);
 
   router.start();
   manager.start();
@@ -268,6 +270,7 @@ function writeGatewayState(
   port: number,
   logFile: string | undefined,
   controlToken: string | undefined,
+  launchMode: 'foreground' | 'background' = 'foreground',
 ): void {
   writeState(loaded.dataDir, {
     pid: process.pid,
@@ -277,6 +280,7 @@ function writeGatewayState(
     logFile: logFile ?? logFilePath(loaded.dataDir),
     configPath: loaded.configPath,
     ...(controlToken ? { controlToken } : {}),
+    launchMode,
   });
 }
 

@@ -2,7 +2,7 @@
  * The `nanobot` command line. Commands load their implementation lazily so `nanobot --version` and
  * `nanobot agent -m` pay only for what they use.
  */
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { errorMessage, FileWriteError, UserError } from '../util/errors.js';
 import { packageVersion } from '../util/paths.js';
 import type { TriggerFlags } from './commands/trigger.js';
@@ -17,11 +17,27 @@ export function version(): string {
   return packageVersion();
 }
 
-function withCommon(command: Command): Command {
+function withCommon(command: Command, verboseShort = true): Command {
   return command
     .option('-c, --config <path>', 'config file (default ~/.nanobot/config.json)')
     .option('-w, --workspace <dir>', 'workspace directory (default agents.defaults.workspace)')
-    .option('--verbose', 'show debug logs and stack traces');
+    .option(verboseShort ? '-v, --verbose' : '--verbose', 'show debug logs and stack traces');
+}
+
+const COMMON_KEYS = ['config', 'workspace', 'verbose'] as const;
+
+/**
+ * `nanobot -c FILE status` and `nanobot gateway -c FILE status`: a common option given before the sub-command
+ * applies to it unless the sub-command sets its own (positional options keep `-v` = `--version` at the top and
+ * `-v` = `--verbose` after a command name, as nanobot's CLI has them).
+ */
+function inheritCommonOptions(_program: Command, action: Command): void {
+  for (let parent = action.parent; parent; parent = parent.parent) {
+    for (const key of COMMON_KEYS) {
+      const value: unknown = parent.getOptionValue(key);
+      if (value !== undefined && action.getOptionValue(key) === undefined) action.setOptionValue(key, value);
+    }
+  }
 }
 
 function buildProgram(): Command {
@@ -29,11 +45,15 @@ function buildProgram(): Command {
     .description('nanobot — a personal AI agent you own')
     .version(version(), '-v, --version', 'print the version')
     .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+    .enablePositionalOptions()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+    .hook('preAction', inheritCommonOptions);
+  withCommon(program, false);
 
   withCommon(program.command('onboard'))
     .description('create ~/.nanobot/config.json and the workspace (only what is missing)')
     .option('--wizard', 'ask for provider, API key and model')
+    .option('--refresh', 'add missing keys, keep every value, never prompt (what onboard always does here)')
     .action(async (opts: GlobalOptions & { wizard?: boolean }) => {
       const { runOnboard } = await import('./commands/onboard.js');
       return runOnboard(opts);
@@ -43,8 +63,24 @@ function buildProgram(): Command {
     .description('talk to the agent: one message with -m, else an interactive chat')
     .option('-m, --message <text>', 'send one message, print the answer and exit')
     .option('-s, --session <id>', 'session id (default cli:direct)', 'cli:direct')
+    .option('--markdown', 'render answers as Markdown', true)
     .option('--no-markdown', 'print answers as plain text')
     .option('--logs', 'show runtime logs while chatting')
+    .option('--no-logs', 'hide runtime logs (default)')
+    .option('--classic', "accepted for nanobot's scripts: this version has one prompt, the classic one")
+    .option('--no-tui', 'the same as --classic')
+    .addOption(
+      new Option(
+        '--theme <theme>',
+        "auto, dark or light: accepted for nanobot's scripts; this prompt uses your terminal's colours",
+      ).argParser((value: string) => {
+        const theme = value.trim().toLowerCase();
+        if (!['auto', 'dark', 'light'].includes(theme)) {
+          throw new InvalidArgumentError('must be auto, dark or light');
+        }
+        return theme;
+      }),
+    )
     .action(async (opts: GlobalOptions & AgentFlags) => {
       const { runAgent } = await import('./commands/agent.js');
       return runAgent(opts);
@@ -83,7 +119,7 @@ function buildProgram(): Command {
     .option('--no-browser', 'do not try to open a browser; print the address only')
     .action(async (name: string, _o: object, cmd: Command) => {
       const { runProviderLogin } = await import('./commands/provider.js');
-      return runProviderLogin(name, cmd.optsWithGlobals());
+      return runProviderLogin(name, cmd.opts());
     });
   withCommon(provider.command('install <name>'))
     .description('install the SDK a provider needs (bedrock) into ~/.nanobot/packages (asks first unless --yes)')
@@ -93,43 +129,78 @@ function buildProgram(): Command {
     .description('delete the stored sign-in of a provider')
     .action(async (name: string, _o: object, cmd: Command) => {
       const { runProviderLogout } = await import('./commands/provider.js');
-      return runProviderLogout(name, cmd.optsWithGlobals());
+      return runProviderLogout(name, cmd.opts());
     });
 
   const gatewayCommands = () => import('./commands/gateway.js');
+  const controls = () => import('./commands/gateway-control.js');
+  const serviceCommands = () => import('./commands/gateway-service.js');
   const gateway = withCommon(program.command('gateway'))
     .description('run the long-lived agent: channels, cron, heartbeat, health on 127.0.0.1:18790')
     .option('-p, --port <port>', 'health port (default gateway.port)')
-    .action(async (opts: GlobalOptions & { port?: string }) => (await gatewayCommands()).runGateway(opts));
-  // Subcommands read options with optsWithGlobals(): the parent command would otherwise swallow -c/-w.
+    .option('--foreground', 'run in this terminal (the default)')
+    .option('--background', 'start it detached (log in <data dir>/logs/gateway.log) and return')
+    .addOption(new Option('--launched-in-background').hideHelp())
+    .addOption(new Option('--under-keeper').hideHelp())
+    .action(async (opts: GlobalOptions & GatewayRunFlags) => {
+      if (opts.foreground && opts.background) throw new UserError('--foreground and --background exclude each other.');
+      if (opts.background) await (await controls()).gatewayBackground(opts);
+      else await (await gatewayCommands()).runGateway(opts);
+    });
   withCommon(gateway.command('status'))
     .description('is the gateway running?')
-    .action(async (_o: object, cmd: Command) => {
-      await (await gatewayCommands()).gatewayStatus(cmd.optsWithGlobals());
+    .action(async (opts: GlobalOptions) => {
+      await (await gatewayCommands()).gatewayStatus(opts);
     });
   withCommon(gateway.command('stop'))
-    .description('stop the running gateway (SIGTERM, waits up to 10 s)')
-    .action(async (_o: object, cmd: Command) => {
-      await (await gatewayCommands()).gatewayStop(cmd.optsWithGlobals());
+    .description('stop the running gateway: SIGTERM, then SIGKILL after --timeout seconds')
+    .option('--timeout <seconds>', 'seconds to wait for a clean exit', '20')
+    .action(async (opts: GlobalOptions & { timeout: string }) => {
+      await (await gatewayCommands()).gatewayStop(opts);
+    });
+  withCommon(gateway.command('restart'))
+    .description('stop the background gateway and start it again in the background')
+    .option('-p, --port <port>', 'health port (default gateway.port)')
+    .option('--timeout <seconds>', 'seconds to wait for the old one to exit', '20')
+    .action(async (opts: GlobalOptions & { port?: string; timeout: string }) => {
+      await (await controls()).gatewayRestart(opts);
     });
   withCommon(gateway.command('logs'))
     .description('print the gateway log')
     .option('--tail <n>', 'lines to show', '200')
     .option('-f, --follow', 'keep printing new lines')
-    .action(async (_o: object, cmd: Command) => (await gatewayCommands()).gatewayLogs(cmd.optsWithGlobals()));
+    .option('--no-follow', 'print and exit (the default here)')
+    .action(async (opts: GlobalOptions & { tail?: string; follow?: boolean }) =>
+      (await gatewayCommands()).gatewayLogs(opts),
+    );
   withCommon(gateway.command('install-service'))
     .description('install a systemd user unit (launchd agent on macOS) that runs the gateway')
+    .option('-p, --port <port>', 'health port for the service (default gateway.port)')
     .option('--name <name>', 'service name', 'nanobot-gateway')
+    .addOption(managerOption())
+    .option('--no-enable', 'do not enable it at login')
+    .option('--no-start', 'do not start it now')
     .option('--dry-run', 'print the unit and the commands instead of running them')
-    .action(async (_o: object, cmd: Command) => {
-      await (await gatewayCommands()).installService(cmd.optsWithGlobals());
+    .action(async (opts: GlobalOptions & InstallServiceCliFlags) => {
+      await (await serviceCommands()).installService(opts);
+    });
+  withCommon(gateway.command('uninstall-service'))
+    .description('stop and remove the service install-service wrote')
+    .option('--name <name>', 'service name', 'nanobot-gateway')
+    .addOption(managerOption())
+    .option('--dry-run', 'print the commands instead of running them')
+    .action(async (opts: GlobalOptions & InstallServiceCliFlags) => {
+      await (await serviceCommands()).uninstallService(opts);
     });
 
   withCommon(program.command('webui'))
     .description('open the WebUI in the browser (starts the gateway in the background if it is not running)')
     .option('--no-open', 'print the link (it carries the token) instead of opening a browser')
     .option('--no-start', 'only print how to start the gateway when it is not running')
-    .action(async (opts: GlobalOptions & { open?: boolean; start?: boolean }) => {
+    .option('-p, --port <port>', 'serve the WebUI on this port (saved as channels.websocket.port)')
+    .option('--gateway-port <port>', 'health port for the gateway it starts (default gateway.port)')
+    .option('-y, --yes', 'save the WebUI settings it needs (enable channels.websocket, --port) without asking')
+    .action(async (opts: GlobalOptions & WebUiCliFlags) => {
       const { runWebUi } = await import('./commands/webui.js');
       return runWebUi(opts);
     });
@@ -196,11 +267,11 @@ function buildProgram(): Command {
   const channelCommands = () => import('./commands/channels.js');
   withCommon(channels.command('status'))
     .description('configured channels, who may talk, and their state in the running gateway')
-    .action(async (_o: object, cmd: Command) => (await channelCommands()).channelsStatus(cmd.optsWithGlobals()));
+    .action(async (_o: object, cmd: Command) => (await channelCommands()).channelsStatus(cmd.opts()));
   withCommon(channels.command('login <channel>'))
     .description('log a channel in (QR-code platforms), or say which key to set')
     .action(async (name: string, _o: object, cmd: Command) =>
-      (await channelCommands()).channelsLogin(name, cmd.optsWithGlobals()),
+      (await channelCommands()).channelsLogin(name, cmd.opts()),
     );
   withCommon(channels.command('install <channel>'))
     .description('install the SDK a channel needs into ~/.nanobot/packages (asks first unless --yes)')
@@ -209,9 +280,7 @@ function buildProgram(): Command {
   const pair = channels.command('pair').description('people who asked for access with a pairing code');
   withCommon(pair.command('list'))
     .description('pending requests and senders approved by pairing')
-    .action(async (_o: object, cmd: Command) =>
-      (await channelCommands()).channelsPair('list', [], cmd.optsWithGlobals()),
-    );
+    .action(async (_o: object, cmd: Command) => (await channelCommands()).channelsPair('list', [], cmd.opts()));
   for (const [verb, what] of [
     ['approve', 'let the sender behind a code talk to the agent'],
     ['deny', 'drop a pending request'],
@@ -219,13 +288,13 @@ function buildProgram(): Command {
     withCommon(pair.command(`${verb} <code>`))
       .description(what)
       .action(async (code: string, _o: object, cmd: Command) =>
-        (await channelCommands()).channelsPair(verb, [code], cmd.optsWithGlobals()),
+        (await channelCommands()).channelsPair(verb, [code], cmd.opts()),
       );
   }
   withCommon(pair.command('revoke <channel> <senderId>'))
     .description('take access away from a sender approved by pairing')
     .action(async (channel: string, senderId: string, _o: object, cmd: Command) =>
-      (await channelCommands()).channelsPair('revoke', [channel, senderId], cmd.optsWithGlobals()),
+      (await channelCommands()).channelsPair('revoke', [channel, senderId], cmd.opts()),
     );
 
   const sessions = program.command('sessions').description('stored conversations of the workspace');
@@ -263,6 +332,42 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+export interface GatewayRunFlags {
+  port?: string;
+  launchedInBackground?: boolean;
+  underKeeper?: boolean;
+  foreground?: boolean;
+  background?: boolean;
+}
+
+export interface InstallServiceCliFlags {
+  port?: string;
+  name?: string;
+  /** Undefined = auto (systemd on Linux, launchd on macOS). */
+  manager?: 'systemd' | 'launchd';
+  enable?: boolean;
+  start?: boolean;
+  dryRun?: boolean;
+}
+
+/** `--manager auto|systemd|launchd`, as nanobot's CLI has it; auto picks by platform. */
+function managerOption(): Option {
+  return new Option('--manager <manager>', 'auto, systemd or launchd').argParser((value: string) => {
+    const manager = value.trim().toLowerCase();
+    if (manager === 'auto') return undefined;
+    if (manager === 'systemd' || manager === 'launchd') return manager;
+    throw new InvalidArgumentError('must be auto, systemd or launchd');
+  });
+}
+
+export interface WebUiCliFlags {
+  open?: boolean;
+  start?: boolean;
+  port?: string;
+  gatewayPort?: string;
+  yes?: boolean;
+}
+
 export interface AgentFlags {
   message?: string;
   session: string;
@@ -272,7 +377,8 @@ export interface AgentFlags {
 
 /** Runs the CLI; resolves to the process exit code. */
 export async function main(argv: string[]): Promise<number> {
-  const verbose = argv.includes('--verbose');
+  // `-v` is --version before a command and --verbose after one (argv[2] is the first word typed).
+  const verbose = argv.includes('--verbose') || argv.slice(3).includes('-v');
   // `nanobot agent -m … | head -1`: the reader left; that is not an error worth a stack trace.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') process.exit(0);

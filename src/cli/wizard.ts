@@ -1,6 +1,6 @@
 /** `onboard --wizard`: asks for provider, API key and model with @clack/prompts. */
 import { cancel, intro, isCancel, outro, password, select, text } from '@clack/prompts';
-import { PROVIDERS } from '../providers/registry.js';
+import { PROVIDERS, type ProviderSpec } from '../providers/registry.js';
 
 export interface WizardAnswers {
   provider: string;
@@ -22,7 +22,7 @@ export async function runWizard(): Promise<WizardAnswers | undefined> {
   intro('nanobot setup');
   const provider = await select({
     message: 'Which LLM provider?',
-    options: PROVIDERS.filter((p) => !p.unsupported).map((p) => ({ value: p.name, label: p.label, hint: p.name })),
+    options: wizardProviders().map((p) => ({ value: p.name, label: p.label, hint: p.name })),
     initialValue: 'anthropic',
   });
   if (isCancel(provider)) return stop();
@@ -41,10 +41,9 @@ export async function runWizard(): Promise<WizardAnswers | undefined> {
   }
 
   let apiKey: string | undefined;
-  if (spec?.keyRequired !== false) {
-    const key = await password({
-      message: `API key for ${spec?.label ?? provider}${spec?.envKey ? ` (leave empty to use $${spec.envKey})` : ''}`,
-    });
+  const keyMessage = spec ? keyQuestion(spec) : `API key for ${provider}`;
+  if (keyMessage) {
+    const key = await password({ message: keyMessage });
     if (isCancel(key)) return stop();
     apiKey = key.trim() || undefined;
   }
@@ -57,6 +56,30 @@ export async function runWizard(): Promise<WizardAnswers | undefined> {
   if (isCancel(model)) return stop();
   outro('Saved. Try: nanobot agent -m "Hello"');
   return { provider, model: model.trim(), ...(apiKey ? { apiKey } : {}), ...(apiBase ? { apiBase } : {}) };
+}
+
+/** Each provider once: entries that are aliases of another (same label, e.g. OpenCode Zen) are left out. */
+export function wizardProviders(): ProviderSpec[] {
+  const labels = new Set<string>();
+  return PROVIDERS.filter((p) => {
+    if (p.unsupported || labels.has(p.label)) return false;
+    labels.add(p.label);
+    return true;
+  });
+}
+
+/**
+ * What to ask for the key, or undefined when there is none to give (OAuth signs in with `nanobot provider login`).
+ * Endpoints the user names (Custom, local servers) may want a key too: asked, and an empty answer is fine.
+ */
+export function keyQuestion(spec: ProviderSpec): string | undefined {
+  if (spec.kind === 'oauth') return undefined;
+  const empty = spec.envKey
+    ? ` (leave empty to use $${spec.envKey})`
+    : spec.keyRequired
+      ? ''
+      : ' (leave empty if the endpoint needs none)';
+  return `API key for ${spec.label}${empty}`;
 }
 
 function stop(): undefined {

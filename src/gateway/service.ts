@@ -16,6 +16,10 @@ export interface ServiceSpec {
   /** PATH for the service: user managers start with a minimal one, and the agent's shell tools need the user's. */
   path?: string;
   logFile: string;
+  /** Enable it at login / load (default true; `--no-enable`). */
+  enable?: boolean;
+  /** Start it now (default true; `--no-start`). */
+  start?: boolean;
 }
 
 export interface ServicePlan {
@@ -37,6 +41,42 @@ export function planService(spec: ServiceSpec, manager: ServiceManager, uid = 50
   return manager === 'systemd' ? systemdPlan(spec) : launchdPlan(spec, uid);
 }
 
+/** `gateway uninstall-service`: stop and disable, then the file goes (the CLI deletes it) and systemd reloads. */
+export function planUninstall(name: string, home: string, manager: ServiceManager, uid = 501): ServicePlan {
+  if (manager === 'systemd') {
+    const unit = `${name}.service`;
+    return {
+      manager,
+      file: join(home, '.config', 'systemd', 'user', unit),
+      content: '',
+      commands: [
+        ['systemctl', '--user', 'disable', '--now', unit],
+        ['systemctl', '--user', 'daemon-reload'],
+      ],
+      notes: [],
+    };
+  }
+  const domain = `gui/${uid}`;
+  return {
+    manager,
+    file: join(home, 'Library', 'LaunchAgents', `${name}.plist`),
+    content: '',
+    commands: [
+      ['launchctl', 'bootout', `${domain}/${name}`],
+      ['launchctl', 'disable', `${domain}/${name}`],
+    ],
+    notes: [],
+  };
+}
+
+function systemdCommands(unit: string, enable: boolean, start: boolean): string[][] {
+  const commands = [['systemctl', '--user', 'daemon-reload']];
+  if (enable && start) commands.push(['systemctl', '--user', 'enable', '--now', unit]);
+  else if (enable) commands.push(['systemctl', '--user', 'enable', unit]);
+  else if (start) commands.push(['systemctl', '--user', 'restart', unit]);
+  return commands;
+}
+
 function systemdPlan(spec: ServiceSpec): ServicePlan {
   const exec = [spec.node, spec.bin, 'gateway', ...spec.args].map(systemdQuote).join(' ');
   const lines = [
@@ -52,6 +92,9 @@ function systemdPlan(spec: ServiceSpec): ServicePlan {
     'RestartSec=5',
     // The gateway drains in ≤ 8 s and exits within 10 s of SIGTERM.
     'KillSignal=SIGTERM',
+    // SIGTERM to the gateway only: it stops its own MCP servers and shells (and, with gateway.restartMode exec,
+    // the process that keeps its pid forwards the signal once); what is left gets SIGKILL at the timeout.
+    'KillMode=mixed',
     'TimeoutStopSec=15',
     ...(spec.path ? [`Environment=${systemdQuote(`PATH=${spec.path}`)}`] : []),
     '',
@@ -64,10 +107,7 @@ function systemdPlan(spec: ServiceSpec): ServicePlan {
     manager: 'systemd',
     file: join(spec.home, '.config', 'systemd', 'user', unit),
     content: lines.join('\n'),
-    commands: [
-      ['systemctl', '--user', 'daemon-reload'],
-      ['systemctl', '--user', 'enable', '--now', unit],
-    ],
+    commands: systemdCommands(unit, spec.enable ?? true, spec.start ?? true),
     notes: [
       `Logs: ${spec.logFile} (or journalctl --user -u ${unit})`,
       'To keep it running after you log out: loginctl enable-linger "$USER"',
@@ -98,7 +138,7 @@ function launchdPlan(spec: ServiceSpec, uid: number): ServicePlan {
     ...args,
     '  </array>',
     ...env,
-    '  <key>RunAtLoad</key><true/>',
+    `  <key>RunAtLoad</key><${spec.enable === false ? 'false' : 'true'}/>`,
     // Restart after a crash, not after `nanobot gateway stop` (a clean exit).
     '  <key>KeepAlive</key><dict><key>SuccessfulExit</key><false/></dict>',
     '  <key>ExitTimeOut</key><integer>15</integer>',
@@ -112,10 +152,13 @@ function launchdPlan(spec: ServiceSpec, uid: number): ServicePlan {
     manager: 'launchd',
     file,
     content,
-    commands: [
-      ['launchctl', 'bootout', `${domain}/${spec.name}`],
-      ['launchctl', 'bootstrap', domain, file],
-    ],
+    commands:
+      spec.start === false
+        ? []
+        : [
+            ['launchctl', 'bootout', `${domain}/${spec.name}`],
+            ['launchctl', 'bootstrap', domain, file],
+          ],
     notes: [`Logs: ${spec.logFile}`, '`launchctl bootout` fails harmlessly when the agent was not loaded yet.'],
   };
 }

@@ -17,6 +17,8 @@ export interface GatewayState {
   configPath: string;
   /** Bearer token for the gateway's control routes (`nanobot cron run`); the file is 0600. */
   controlToken?: string;
+  /** How it was started: `background` by `nanobot gateway --background` (or `webui`); absent in older files. */
+  launchMode?: 'foreground' | 'background';
 }
 
 export function stateFilePath(dataDir: string): string {
@@ -35,6 +37,7 @@ const StateFile = z.looseObject({
   logFile: z.string().optional(),
   configPath: z.string().optional(),
   controlToken: z.string().optional(),
+  launchMode: z.enum(['foreground', 'background']).optional().catch(undefined),
 });
 
 /**
@@ -68,6 +71,7 @@ export function readState(
     logFile: state.logFile ?? logFilePath(dataDir),
     configPath: state.configPath ?? '',
     ...(state.controlToken ? { controlToken: state.controlToken } : {}),
+    ...(state.launchMode ? { launchMode: state.launchMode } : {}),
   };
 }
 

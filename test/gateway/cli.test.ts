@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { gatewayLogs, gatewayStatus, gatewayStop, installService } from '../../src/cli/commands/gateway.js';
+import { gatewayLogs, gatewayStatus, gatewayStop } from '../../src/cli/commands/gateway.js';
+import { installService, uninstallService } from '../../src/cli/commands/gateway-service.js';
 import { type HealthServer, startHealthServer } from '../../src/gateway/health.js';
 import { readState, stateFilePath, writeState } from '../../src/gateway/state-file.js';
 import { eventually } from '../helpers/eventually.js';
@@ -29,14 +30,13 @@ async function tempHome() {
   return { home, dataDir, io, output: () => output };
 }
 
-/** A stand-in gateway process: alive until SIGTERM, with "gateway" in its command line. */
-function fakeGatewayProcess(): ChildProcess {
+/** A stand-in gateway process: alive until SIGTERM (or, `stubborn`, until SIGKILL), "gateway" in its command line. */
+function fakeGatewayProcess(stubborn = false): ChildProcess {
+  const onTerm = stubborn ? '()=>{}' : '()=>process.exit(0)';
   const child = spawn(
     process.execPath,
-    ['-e', "process.on('SIGTERM',()=>process.exit(0));setInterval(()=>{},1e3)", 'gateway'],
-    {
-      stdio: 'ignore',
-    },
+    ['-e', `process.on('SIGTERM',${onTerm});setInterval(()=>{},1e3);console.log('ready')`, 'gateway'],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
   );
   cleanups.push(() => child.kill('SIGKILL'));
   return child;
@@ -93,6 +93,28 @@ describe('nanobot gateway status / stop / logs', () => {
     const after = await gatewayStatus({}, io);
     expect(after.running).toBe(false);
     expect(process.exitCode).toBe(1);
+  });
+
+  it('stop --timeout: a gateway that ignores SIGTERM is killed (SIGKILL) once the timeout is over', async () => {
+    const { dataDir, io, output } = await tempHome();
+    const child = fakeGatewayProcess(true);
+    // Its SIGTERM handler is in place once it printed.
+    await new Promise((resolve) => child.stdout?.once('data', resolve));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_c, signal) => resolve(signal)));
+    const server = await health();
+    writeState(dataDir, {
+      pid: child.pid ?? 0,
+      host: '127.0.0.1',
+      port: server.port,
+      startedAt: new Date().toISOString(),
+      logFile: join(dataDir, 'logs', 'gateway.log'),
+      configPath: join(dataDir, 'config.json'),
+    });
+    expect(await gatewayStop({ timeout: '0.2' }, io)).toBe(true);
+    expect(await exited).toBe('SIGKILL');
+    expect(output()).toContain('did not exit within 0.2 s of SIGTERM; killed it (SIGKILL)');
+    expect(existsSync(stateFilePath(dataDir))).toBe(false);
+    await expect(gatewayStop({ timeout: 'soon' }, io)).rejects.toThrow(/--timeout expects seconds/);
   });
 
   it('status says "not running" without a state file', async () => {
@@ -170,6 +192,50 @@ describe('nanobot gateway install-service', () => {
       ['systemctl', '--user', 'daemon-reload'],
       ['systemctl', '--user', 'enable', '--now', 'nb-test.service'],
     ]);
+  });
+
+  it('--no-start / --no-enable / -p change what runs, as in nanobot', async () => {
+    const cases: [object, string[][]][] = [
+      [{ start: false }, [['systemctl', '--user', 'enable', 'nb.service']]],
+      [{ enable: false }, [['systemctl', '--user', 'restart', 'nb.service']]],
+      [{ enable: false, start: false }, []],
+    ];
+    for (const [flags, after] of cases) {
+      const { io } = await tempHome();
+      const ran: string[][] = [];
+      await installService({ name: 'nb', manager: 'systemd', ...flags }, io, (argv) => ran.push(argv));
+      expect(ran, JSON.stringify(flags)).toEqual([['systemctl', '--user', 'daemon-reload'], ...after]);
+    }
+    const { io } = await tempHome();
+    const unit = await installService({ dryRun: true, manager: 'systemd', port: '18999' }, io);
+    expect(unit).toMatch(/gateway --port 18999\n/);
+    await expect(installService({ dryRun: true, manager: 'systemd', port: 'x' }, io)).rejects.toThrow(/--port/);
+    const plist = await installService({ dryRun: true, manager: 'launchd', enable: false, start: false }, io);
+    expect(plist).toContain('<key>RunAtLoad</key><false/>');
+  });
+
+  it('uninstall-service stops and disables it, deletes the file, reloads; a failing step does not stop the rest', async () => {
+    const { home, io, output } = await tempHome();
+    await installService({ name: 'nb', manager: 'systemd' }, io, () => {});
+    const file = join(home, '.config', 'systemd', 'user', 'nb.service');
+    expect(readFileSync(file, 'utf8')).toContain('ExecStart=');
+    const ran: string[][] = [];
+    await uninstallService({ name: 'nb', manager: 'systemd' }, io, (argv) => {
+      ran.push(argv);
+      if (argv.includes('disable')) throw new Error('Unit nb.service not loaded.');
+    });
+    expect(ran).toEqual([
+      ['systemctl', '--user', 'disable', '--now', 'nb.service'],
+      ['systemctl', '--user', 'daemon-reload'],
+    ]);
+    expect(existsSync(file)).toBe(false);
+    expect(output()).toContain(`Deleted ${file}`);
+    expect(output()).toContain('failed (Unit nb.service not loaded.); continuing');
+
+    const again = await tempHome();
+    await uninstallService({ manager: 'launchd', dryRun: true }, again.io);
+    expect(again.output()).toContain('launchctl bootout gui/');
+    expect(again.output()).toContain(join(again.home, 'Library', 'LaunchAgents', 'nanobot-gateway.plist'));
   });
 
   it('--dry-run on macOS prints a launchd plist', async () => {

@@ -71,3 +71,47 @@ describe('nanobot webui', () => {
     expect(result.stderr).toContain('channels.websocket.enabled is false');
   });
 });
+
+describe("nanobot webui: nanobot's -p, --gateway-port and --yes", () => {
+  it('-p without --yes off a terminal names what it would save; with --yes it saves it and serves there', async () => {
+    const { home } = await configuredHome();
+    homes.push(home);
+    const wsPort = await freePort();
+    const refused = await runCli(['webui', '--no-open', '-p', String(wsPort)], home);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`channels.websocket.port = ${wsPort}`);
+    expect(refused.stderr).toContain('--yes');
+
+    const result = await runCli(['webui', '--no-open', '-p', String(wsPort), '--gateway-port', '0', '-y'], home);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`Saved channels.websocket.port = ${wsPort}`);
+    expect(result.stdout).toContain(`WebUI: http://127.0.0.1:${wsPort}/#token=`);
+    const config = JSON.parse(readFileSync(join(home, '.nanobot', 'config.json'), 'utf8')) as {
+      channels: { websocket: { port: number } };
+      gateway: { port: number };
+    };
+    expect(config.channels.websocket.port).toBe(wsPort);
+    // --gateway-port is the started gateway's health port (0: a free one), not the configured one.
+    const state = JSON.parse(readFileSync(join(home, '.nanobot', 'gateway.json'), 'utf8')) as {
+      port: number;
+      launchMode: string;
+    };
+    expect(state.port).not.toBe(config.gateway.port);
+    expect(state.launchMode).toBe('background');
+  }, 40_000);
+
+  it('--yes turns a disabled WebUI on', async () => {
+    const { home, port } = await configuredHome();
+    editConfig(home, (c) => {
+      c.channels = { websocket: { enabled: false, port } };
+    });
+    const result = await runCli(['webui', '--no-open', '--no-start', '--yes'], home);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Saved channels.websocket.enabled = true');
+    expect(result.stdout).toContain(`http://127.0.0.1:${port}/#token=`);
+    const bad = await runCli(['webui', '--no-open', '--no-start', '-p', 'eighty', '-y'], home);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('--port expects');
+  });
+});

@@ -6,7 +6,8 @@ import { errorMessage } from '../../util/errors.js';
 import type { Channel } from '../channel.js';
 import type { ChannelBuildContext, RegisteredChannel } from '../definition.js';
 import { parseChannelSettings } from '../settings.js';
-import { validateWebSocketSettings, type WebSocketSettings, websocketSettingsSchema } from './settings.js';
+import { hostForUrl, validateWebSocketSettings, type WebSocketSettings, websocketSettingsSchema } from './settings.js';
+import { tokenFilePath } from './token.js';
 
 export function parseWebSocketSettings(block: unknown): WebSocketSettings {
   const settings = parseChannelSettings('websocket', block, websocketSettingsSchema);
@@ -19,8 +20,25 @@ export const websocketChannel: RegisteredChannel = {
   displayName: 'WebSocket + WebUI',
   credentials: [],
   setupHint:
-    'On by default at http://127.0.0.1:8765/; `nanobot webui` opens it with the token from <data dir>/webui-token.',
+    'On by default, served by the gateway at channels.websocket.host:port; `nanobot webui` opens it with your token.',
   parse: parseWebSocketSettings,
+  // No login: say where this config serves it and where its token is, from the settings and the real data dir.
+  async login(block, context) {
+    const settings = parseWebSocketSettings(block);
+    const url = `http://${hostForUrl(settings.host)}:${settings.port}/`;
+    const token = !settings.websocketRequiresToken
+      ? 'no token is needed (websocketRequiresToken is false)'
+      : settings.token
+        ? 'your token is channels.websocket.token'
+        : `your token is kept in ${tokenFilePath(context.dataDir)}`;
+    context.out(
+      settings.enabled
+        ? `WebSocket + WebUI needs no login. The gateway serves it at ${url}; ${token}.\n` +
+            'Run `nanobot webui` to open it signed in.\n'
+        : `WebSocket + WebUI is off (channels.websocket.enabled is false). Turned on, the gateway serves it at ${url}.\n` +
+            'Run `nanobot webui --yes` to turn it on and open it.\n',
+    );
+  },
   async create(context: ChannelBuildContext): Promise<Channel> {
     const { WebSocketChannel } = await import('./channel.js');
     return new WebSocketChannel({

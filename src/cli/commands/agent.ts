@@ -2,7 +2,6 @@
  * `nanobot agent`: `-m` sends one message and prints the answer on stdout (progress on stderr);
  * without `-m` it is an interactive chat.
  */
-import { createInterface } from 'node:readline/promises';
 import type { TurnOutput } from '../../agent/loop.js';
 import type { RunnerEvent } from '../../agent/runner.js';
 import { toolHint } from '../../agent/tool-hint.js';
@@ -11,6 +10,7 @@ import { secretsOf } from '../../security/secrets.js';
 import { UNIFIED_SESSION_KEY } from '../../session/keys.js';
 import { errorMessage, UserError } from '../../util/errors.js';
 import { createLogger, type Logger, logFailure } from '../../util/log.js';
+import { ChatInput } from '../chat-input.js';
 import { installLastResort } from '../last-resort.js';
 import type { AgentFlags, GlobalOptions } from '../main.js';
 import { WaitIndicator } from '../progress.js';
@@ -197,21 +197,27 @@ async function oneShot(agent: Agent, opts: AgentFlags, hintMax: number, waitLimi
 }
 
 async function chat(agent: Agent, opts: AgentFlags, hintMax: number, waitLimit: string): Promise<void> {
-  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true });
   const tty = process.stdout.isTTY === true;
   let running: AbortController | undefined;
-  rl.on('SIGINT', () => {
-    if (running) running.abort();
-    else rl.close();
+  // Ctrl+C stops a running turn; at the prompt it clears the line (ChatInput). Ctrl+D or /exit leaves.
+  const input = new ChatInput({
+    input: process.stdin,
+    output: process.stdout,
+    onInterrupt: () => {
+      if (!running) return false;
+      running.abort();
+      return true;
+    },
   });
-  rl.setPrompt('You: ');
-  process.stdout.write(`nanobot · ${agent.model.model} via ${agent.provider.name} · /exit or Ctrl+D to leave\n\n`);
-  rl.prompt();
-  // Lines typed while a turn runs wait in the iterator's buffer and are answered in order.
-  for await (const line of rl) {
-    const text = line.trim();
-    if (EXIT_WORDS.has(text.toLowerCase())) break;
-    if (text) {
+  process.stdout.write(
+    `nanobot · ${agent.model.model} via ${agent.provider.name} · /exit or Ctrl+D to leave\n` +
+      'Alt+Enter (or a line ending in \\) starts a new line; a paste is one message; Ctrl+C clears the line\n\n',
+  );
+  input.showPrompt();
+  // Messages written while a turn runs wait in ChatInput's queue and are answered in order.
+  for (let text = await input.next(); text !== undefined; text = await input.next()) {
+    if (EXIT_WORDS.has(text.trim().toLowerCase())) break;
+    if (text.trim()) {
       running = new AbortController();
       try {
         await chatTurn(agent, opts, hintMax, tty, text, running.signal, waitLimit);
@@ -222,9 +228,9 @@ async function chat(agent: Agent, opts: AgentFlags, hintMax: number, waitLimit: 
         running = undefined;
       }
     }
-    rl.prompt();
+    input.showPrompt();
   }
-  rl.close();
+  input.close();
 }
 
 async function chatTurn(

@@ -1,18 +1,17 @@
 /**
- * `nanobot gateway`: run the long-lived gateway in the foreground, and `status`, `stop`, `logs`,
- * `install-service` to manage one that runs elsewhere (found through `<dataDir>/gateway.json`).
+ * `nanobot gateway`: run the long-lived gateway in the foreground, and `status`, `stop`, `logs` to manage one that
+ * runs elsewhere (found through `<dataDir>/gateway.json`); `--background`/`restart` are in gateway-control.ts,
+ * `install-service`/`uninstall-service` in gateway-service.ts.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { createAgent } from '../../app/agent.js';
 import { startGateway } from '../../app/gateway.js';
 import { defaultConfigPath } from '../../config/load.js';
 import { CronService } from '../../cron/service.js';
 import { type Gateway, type GatewayContext, installSignalHandlers } from '../../gateway/lifecycle.js';
 import { createGatewayLogger } from '../../gateway/log-file.js';
-import { managerFor, planService, type ServiceManager } from '../../gateway/service.js';
 import {
   autoCompactService,
   cronRunner,
@@ -22,28 +21,26 @@ import {
   localTriggerService,
   triggerService,
 } from '../../gateway/services.js';
-import { isProcessAlive, logFilePath, readState, stateFilePath } from '../../gateway/state-file.js';
+import { isProcessAlive, logFilePath, readState, removeState, stateFilePath } from '../../gateway/state-file.js';
 import { secretsOf } from '../../security/secrets.js';
 import { errorMessage, UserError } from '../../util/errors.js';
 import { expandHome } from '../../util/fs.js';
-import { PACKAGE_ROOT } from '../../util/paths.js';
 import { installLastResort } from '../last-resort.js';
 import type { GlobalOptions } from '../main.js';
 import { setup } from '../setup.js';
+import { restartAfterShutdown } from './gateway-restart.js';
 
 export interface GatewayFlags {
   port?: string;
+  /** Set by `gateway --background` on the child it spawns. */
+  launchedInBackground?: boolean;
+  /** Set by the process that keeps an `exec`-mode gateway's pid (gateway-restart.ts). */
+  underKeeper?: boolean;
 }
 
 export interface GatewayLogsFlags {
   tail?: string;
   follow?: boolean;
-}
-
-export interface InstallServiceFlags {
-  name?: string;
-  dryRun?: boolean;
-  manager?: ServiceManager;
 }
 
 /** Where output goes; tests capture it. */
@@ -52,8 +49,9 @@ export interface CommandIo {
   env: NodeJS.ProcessEnv;
 }
 
-const defaultIo: CommandIo = { out: (text) => process.stdout.write(text), env: process.env };
-const STOP_WAIT_MS = 10_000;
+export const defaultIo: CommandIo = { out: (text) => process.stdout.write(text), env: process.env };
+const STOP_WAIT_S = 20;
+const KILL_WAIT_MS = 2_000;
 
 /** Foreground run; returns after a signal-driven shutdown (the signal handler exits the process). */
 export async function runGateway(opts: GlobalOptions & GatewayFlags): Promise<void> {
@@ -80,11 +78,14 @@ export async function runGateway(opts: GlobalOptions & GatewayFlags): Promise<vo
       return cronRunner(gatewayContext)(job);
     },
   });
+  // A stop asked for while it starts (`gateway --background && gateway stop`) waits until it can drain cleanly.
+  const early = deferStopSignals();
   const gateway = await startGateway({
     loaded,
     log,
     logFile,
     ...(port === undefined ? {} : { port }),
+    launchMode: opts.launchedInBackground ? 'background' : 'foreground',
     createAgent: (l, o) => createAgent(l, { ...o, cron, restart: () => restartSoon() }),
     runCronJob: (id) => cron.runNow(id),
     services: [
@@ -98,16 +99,22 @@ export async function runGateway(opts: GlobalOptions & GatewayFlags): Promise<vo
       triggerService,
       localTriggerService,
     ],
+  }).catch((err: unknown) => {
+    early.release();
+    throw err;
   });
   running = gateway;
-  installSignalHandlers(gateway, { log });
-  // /restart: reply first, then shut down cleanly and start a fresh gateway process with the same arguments.
+  const uninstallSignals = installSignalHandlers(gateway, { log });
+  const pending = early.release();
+  if (pending) process.kill(process.pid, pending);
+  // /restart: reply first, then shut down cleanly and start again the way gateway.restartMode says.
   const restartSoon = () => {
     setTimeout(() => {
+      const mode = gateway.loaded().config.gateway.restartMode;
       gateway.shutdown('restart').then(
         () => {
-          spawn(process.execPath, process.argv.slice(1), { detached: true, stdio: 'inherit' }).unref();
-          process.exit(0);
+          uninstallSignals();
+          restartAfterShutdown(mode, { log, underKeeper: opts.underKeeper === true });
         },
         (err: unknown) => {
           log.error(`gateway: restart failed: ${errorMessage(err)}`);
@@ -117,6 +124,27 @@ export async function runGateway(opts: GlobalOptions & GatewayFlags): Promise<vo
     }, 500);
   };
   await gateway.closed;
+}
+
+/**
+ * SIGTERM/SIGINT during start-up (before the gateway's own handlers exist) would kill it mid-way and leave its state
+ * file behind; they are kept and re-sent once it is up. A second one exits at once, as it does later.
+ */
+function deferStopSignals(): { release(): NodeJS.Signals | undefined } {
+  let pending: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (pending) process.exit(1);
+    pending = signal;
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return {
+    release() {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      return pending;
+    },
+  };
 }
 
 export interface GatewayStatus {
@@ -156,7 +184,11 @@ export async function gatewayStatus(opts: GlobalOptions, io: CommandIo = default
   return { ...base, health };
 }
 
-export async function gatewayStop(opts: GlobalOptions, io: CommandIo = defaultIo): Promise<boolean> {
+export async function gatewayStop(
+  opts: GlobalOptions & { timeout?: string },
+  io: CommandIo = defaultIo,
+): Promise<boolean> {
+  const timeoutS = opts.timeout === undefined ? STOP_WAIT_S : parseSeconds(opts.timeout);
   const dataDir = dataDirOf(opts, io.env);
   const state = readState(dataDir);
   if (!state || !isProcessAlive(state.pid)) {
@@ -170,17 +202,47 @@ export async function gatewayStop(opts: GlobalOptions, io: CommandIo = defaultIo
     );
   }
   process.kill(state.pid, 'SIGTERM');
-  const deadline = Date.now() + STOP_WAIT_MS;
-  while (Date.now() < deadline) {
-    if (!isProcessAlive(state.pid)) {
-      io.out(`Gateway stopped (pid ${state.pid})\n`);
-      return true;
-    }
-    await new Promise((r) => setTimeout(r, 100));
+  if (await exitedWithin(state.pid, timeoutS * 1000)) {
+    io.out(`Gateway stopped (pid ${state.pid})\n`);
+    return true;
   }
-  io.out(`Gateway (pid ${state.pid}) did not exit within ${STOP_WAIT_MS / 1000} s; check \`nanobot gateway logs\`\n`);
+  // As nanobot does: past the timeout, SIGKILL its process group (its MCP servers and shells too).
+  killGroup(state.pid);
+  if (await exitedWithin(state.pid, KILL_WAIT_MS)) {
+    removeState(dataDir, state.pid);
+    io.out(`Gateway (pid ${state.pid}) did not exit within ${timeoutS} s of SIGTERM; killed it (SIGKILL)\n`);
+    return true;
+  }
+  io.out(`Gateway (pid ${state.pid}) is still running after SIGKILL; check \`nanobot gateway logs\`\n`);
   process.exitCode = 1;
   return false;
+}
+
+async function exitedWithin(pid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (!isProcessAlive(pid)) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return !isProcessAlive(pid);
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    try {
+      process.kill(pid, 'SIGKILL'); // not a group leader
+    } catch {
+      // already gone
+    }
+  }
+}
+
+function parseSeconds(text: string): number {
+  const seconds = Number(text);
+  if (!Number.isFinite(seconds) || seconds < 0) throw new UserError(`--timeout expects seconds, got "${text}"`);
+  return seconds;
 }
 
 export async function gatewayLogs(
@@ -212,74 +274,18 @@ export async function gatewayLogs(
   }
 }
 
-export async function installService(
-  opts: GlobalOptions & InstallServiceFlags,
-  io: CommandIo = defaultIo,
-  run: (argv: string[]) => void = runCommand,
-): Promise<string> {
-  const manager = opts.manager ?? managerFor(process.platform);
-  if (!manager)
-    throw new UserError(`install-service supports Linux (systemd) and macOS (launchd), not ${process.platform}.`);
-  const home = io.env.HOME ?? homedir();
-  const args = [
-    ...(opts.config ? ['--config', resolve(expandHome(opts.config, home))] : []),
-    ...(opts.workspace ? ['--workspace', resolve(expandHome(opts.workspace, home))] : []),
-  ];
-  const plan = planService(
-    {
-      name: opts.name ?? 'nanobot-gateway',
-      node: process.execPath,
-      bin: join(PACKAGE_ROOT, 'bin', 'nanobot.js'),
-      args,
-      home,
-      ...(io.env.PATH ? { path: io.env.PATH } : {}),
-      logFile: logFilePath(dataDirOf(opts, io.env)),
-    },
-    manager,
-    process.getuid?.() ?? 501,
-  );
-  const commands = plan.commands.map((argv) => argv.join(' '));
-  if (opts.dryRun) {
-    io.out(`Would write ${plan.file}:\n\n${plan.content}\nThen run:\n${commands.map((c) => `  ${c}\n`).join('')}`);
-  } else {
-    mkdirSync(dirname(plan.file), { recursive: true });
-    writeFileSync(plan.file, plan.content);
-    io.out(`Wrote ${plan.file}\n`);
-    for (const [i, argv] of plan.commands.entries()) {
-      try {
-        run(argv);
-        io.out(`  ran: ${commands[i]}\n`);
-      } catch (err) {
-        // `launchctl bootout` of an agent that was never loaded fails; the bootstrap after it is what counts.
-        if (argv[1] === 'bootout') continue;
-        throw new UserError(
-          `\`${commands[i]}\` failed: ${errorMessage(err)}`,
-          `Run it yourself once the issue is fixed.`,
-        );
-      }
-    }
-  }
-  io.out(`${plan.notes.map((n) => `${n}\n`).join('')}`);
-  return plan.content;
-}
-
-function runCommand(argv: string[]): void {
-  const [command = '', ...args] = argv;
-  execFileSync(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-}
-
-function dataDirOf(opts: GlobalOptions, env: NodeJS.ProcessEnv): string {
+export function dataDirOf(opts: GlobalOptions, env: NodeJS.ProcessEnv): string {
   const home = env.HOME ?? homedir();
   return dirname(resolve(expandHome(opts.config ?? defaultConfigPath(home), home)));
 }
 
-function parsePort(text: string): number {
+export function parsePort(text: string): number {
   const port = Number(text);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`--port expects 0–65535, got "${text}"`);
   return port;
 }
 
-async function fetchHealth(host: string, port: number): Promise<Record<string, unknown> | undefined> {
+export async function fetchHealth(host: string, port: number): Promise<Record<string, unknown> | undefined> {
   const target = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   try {
     const res = await fetch(`http://${target}:${port}/health`, { signal: AbortSignal.timeout(2_000) });

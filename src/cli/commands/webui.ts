@@ -4,22 +4,27 @@
  * every log; `--no-open` prints that link instead of opening it.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { parseWebSocketSettings } from '../../channels/websocket/index.js';
 import { hostForUrl } from '../../channels/websocket/settings.js';
 import { resolveToken, tokenFilePath } from '../../channels/websocket/token.js';
 import { isProcessAlive, logFilePath, readState } from '../../gateway/state-file.js';
 import { UserError } from '../../util/errors.js';
-import { PACKAGE_ROOT } from '../../util/paths.js';
 import type { GlobalOptions } from '../main.js';
 import { setup } from '../setup.js';
+import { spawnBackgroundGateway } from './gateway-control.js';
+import { ensureWebUiSettings } from './webui-settings.js';
 
 export interface WebUiFlags {
   /** false with --no-open. */
   open?: boolean;
   /** false with --no-start. */
   start?: boolean;
+  /** `-p`: the WebUI's port, saved as channels.websocket.port. */
+  port?: string;
+  /** The health port of the gateway it starts. */
+  gatewayPort?: string;
+  /** `-y`: save what the WebUI needs in the config without asking. */
+  yes?: boolean;
 }
 
 export interface WebUiIo {
@@ -33,15 +38,10 @@ const defaultIo: WebUiIo = { out: (text) => process.stdout.write(text), env: pro
 const START_WAIT_MS = 20_000;
 
 export async function runWebUi(opts: GlobalOptions & WebUiFlags, io: WebUiIo = defaultIo): Promise<void> {
-  const { loaded } = await setup(opts, io.env);
+  let { loaded } = await setup(opts, io.env);
+  if (await ensureWebUiSettings(loaded, opts, io)) ({ loaded } = await setup(opts, io.env));
   const block = loaded.config.channels.websocket;
   const settings = parseWebSocketSettings(block);
-  if (!settings.enabled) {
-    throw new UserError(
-      'The WebUI is off: channels.websocket.enabled is false.',
-      'Set it to true in config.json (then restart the gateway: `nanobot gateway stop`, `nanobot webui`).',
-    );
-  }
   if (!settings.webui) throw new UserError('The WebUI is off: channels.websocket.webui is false.');
   // The same token the gateway uses: the configured one, or the one in <data dir>/webui-token (made now if new).
   const token = settings.websocketRequiresToken ? await resolveToken(settings.token, loaded.dataDir) : undefined;
@@ -54,7 +54,7 @@ export async function runWebUi(opts: GlobalOptions & WebUiFlags, io: WebUiIo = d
     if (gatewayRunning) {
       throw new UserError(
         `The gateway is running (pid ${state.pid}) but the WebUI does not answer at ${base}.`,
-        'See `nanobot gateway logs` for the websocket channel; after changing channels.websocket, restart the gateway.',
+        'See `nanobot gateway logs` for the websocket channel; after changing channels.websocket, restart the gateway (`nanobot gateway restart` when it runs in the background).',
       );
     }
     if (opts.start === false) {
@@ -62,7 +62,11 @@ export async function runWebUi(opts: GlobalOptions & WebUiFlags, io: WebUiIo = d
       return;
     }
     io.out('Starting the gateway in the background…\n');
-    startGatewayInBackground(opts, loaded.dataDir, io.env);
+    spawnBackgroundGateway(
+      { ...opts, ...(opts.gatewayPort === undefined ? {} : { port: opts.gatewayPort }) },
+      loaded.dataDir,
+      io.env,
+    );
     if (!(await waitForWebUi(base, START_WAIT_MS))) {
       throw new UserError(
         `The gateway did not bring the WebUI up at ${base} within ${START_WAIT_MS / 1000} s.`,
@@ -120,24 +124,6 @@ async function waitForWebUi(base: string, timeoutMs: number): Promise<boolean> {
     await new Promise((r) => setTimeout(r, 250));
   }
   return false;
-}
-
-function startGatewayInBackground(opts: GlobalOptions, dataDir: string, env: NodeJS.ProcessEnv): void {
-  const args = [
-    join(PACKAGE_ROOT, 'bin', 'nanobot.js'),
-    'gateway',
-    ...(opts.config ? ['--config', opts.config] : []),
-    ...(opts.workspace ? ['--workspace', opts.workspace] : []),
-  ];
-  // Its own log file takes everything; early crashes (before the logger exists) land here too.
-  const logFile = logFilePath(dataDir);
-  mkdirSync(dirname(logFile), { recursive: true });
-  const out = openSync(logFile, 'a');
-  try {
-    spawn(process.execPath, args, { detached: true, stdio: ['ignore', out, out], env }).unref();
-  } finally {
-    closeSync(out);
-  }
 }
 
 function openInBrowser(url: string): Promise<void> {
