@@ -11,6 +11,7 @@
 import dns from 'node:dns/promises';
 import net from 'node:net';
 import type { Agent, Response, RequestInit as UndiciRequestInit } from 'undici';
+import { pinnedProxyDispatcher } from './proxy.js';
 
 export interface ResolvedAddress {
   address: string;
@@ -24,6 +25,11 @@ export interface NetworkPolicyOptions {
   /** CIDRs (or single addresses) that are allowed even though they fall in a blocked range (`tools.ssrfWhitelist`). */
   whitelist?: string[];
   resolve?: HostResolver;
+  /**
+   * Send every request through this proxy (`tools.web.proxy`, checked by parseProxyUrl). The target is still checked
+   * and resolved here first, and the proxy is asked for the checked address (see proxy.ts).
+   */
+  proxy?: string;
 }
 
 export type AddressCheck = { ok: true } | { ok: false; reason: string };
@@ -273,7 +279,9 @@ export function createNetworkPolicy(options: NetworkPolicyOptions = {}): Network
         throw new NetworkBlockedError(current, hop > 0 ? `redirect target refused: ${check.reason}` : check.reason);
       }
 
-      const agent = pinnedAgent(Agent, check.url.hostname, check.address);
+      const agent = options.proxy
+        ? await pinnedProxyDispatcher(options.proxy, check.url.hostname, check.address)
+        : pinnedAgent(Agent, check.url.hostname, check.address);
       let response: Response;
       try {
         response = await undiciFetch(check.url, {
