@@ -66,6 +66,9 @@ export const AgentDefaultsSchema = z.looseObject({
   toolHintMaxLength: z.int().nonnegative().default(40),
   reasoningEffort: z.string().nullable().default(null),
   timezone: z.string().default('UTC'),
+  /** How the interactive chat names the agent (`🐈 nanobot: …`); `botIcon: ""` leaves the icon out (as in nanobot). */
+  botName: z.string().default('nanobot'),
+  botIcon: z.string().default('🐈'),
   unifiedSession: z.boolean().default(false),
   disabledSkills: z.array(z.string()).default([]),
   idleCompactAfterMinutes: z.number().nonnegative().default(15),

@@ -15,7 +15,10 @@ import { TurnNotSavedError } from '../agent/save-errors.js';
 import { toolHint } from '../agent/tool-hint.js';
 import type { MessageBus } from '../bus/message-bus.js';
 import type { InboundMessage, OutboundMessage } from '../bus/types.js';
+import { META, type TurnError } from '../channels/metadata.js';
 import { TurnRelay } from '../channels/relay.js';
+import { EVENT_META } from '../channels/websocket/turn-events.js';
+import { providerErrorHint } from '../providers/errors.js';
 import type { DeliveryRef } from '../session/delivery.js';
 import { errorMessage } from '../util/errors.js';
 import { type Logger, logFailure, silentLogger } from '../util/log.js';
@@ -50,6 +53,8 @@ export interface DispatcherOptions {
   joinRunningTurns?: boolean;
   /** Answers are saved marked "to be delivered"; this learns which outbound message carries which answer. */
   deliveries?: { track(message: OutboundMessage, ref: DeliveryRef): void };
+  /** The provider in use, named in the hint of a failed request (`check providers.<name>.apiKey`). */
+  providerName?: () => string;
 }
 
 export interface DrainResult {
@@ -82,6 +87,7 @@ export function sessionKeyOf(message: InboundMessage): string {
 
 export class Dispatcher {
   private loop: TurnProcessor;
+  private readonly providerName: (() => string) | undefined;
   private readonly bus: MessageBus;
   private readonly log: Logger;
   private readonly maxConcurrent: number;
@@ -109,6 +115,7 @@ export class Dispatcher {
     this.priority = new Set(options.priorityCommands ?? PRIORITY_COMMANDS);
     this.joinRunningTurns = options.joinRunningTurns ?? false;
     this.deliveries = options.deliveries;
+    this.providerName = options.providerName;
     // Every running turn listens on the shared shutdown signal; hundreds at once are expected, not a leak.
     setMaxListeners(0, this.abortAll.signal);
     this.settings = { sendToolHints: false, showReasoning: false, toolHintMaxLength: 40, ...options.settings };
@@ -313,7 +320,8 @@ export class Dispatcher {
         err instanceof TurnNotSavedError
           ? err.chatText
           : 'Sorry, something went wrong while answering; the details are in the gateway log.';
-      this.reply(message, text);
+      const failure: TurnError = { kind: 'internal', message: text, hint: 'See the gateway log for details.' };
+      this.reply(message, text, { [META.turnError]: failure });
       return;
     }
     this.deliver(message, output, relay);
@@ -323,30 +331,58 @@ export class Dispatcher {
     // Answered by the turn it was folded into (that turn's reply covers it), or cancelled by /stop or shutdown.
     if (output.injected || output.stopReason === 'aborted') {
       relay.close();
+      this.endWithoutReply(message);
       return;
     }
     if (output.error && output.stopReason === 'error') {
       this.log.warn(`gateway: ${output.sessionKey}: model request failed: ${output.error.message}`);
-      const text = truncate(
-        `Sorry, the model request failed (${output.error.kind}): ${output.error.message}`,
-        ERROR_REPLY_MAX,
-      );
+      const hint = providerErrorHint(output.error.kind, this.providerName?.() ?? '<name>');
+      const failure: TurnError = {
+        kind: output.error.kind,
+        message: truncate(output.error.message, ERROR_REPLY_MAX),
+        hint,
+      };
+      const text = `Sorry, the model request failed (${failure.kind}): ${failure.message}\n${hint}`;
       // Text that streamed before the failure stays in front of the user, with the error after it.
       const partial = output.content.trim();
-      this.reply(message, partial ? `${partial}\n\n${text}` : text, relay.replyMetadata());
+      this.reply(message, partial ? `${partial}\n\n${text}` : text, {
+        ...relay.replyMetadata(),
+        [META.turnError]: failure,
+      });
       return;
     }
     if (!output.content.trim()) {
       relay.close();
+      this.endWithoutReply(message);
       return;
     }
-    const sent = this.reply(message, output.content, relay.replyMetadata());
+    const sent = this.reply(message, output.content, {
+      ...relay.replyMetadata(),
+      ...(output.stopReason === 'command' ? { [META.renderAs]: 'text' } : {}),
+    });
     if (output.delivery) this.deliveries?.track(sent, { sessionKey: output.sessionKey, ...output.delivery });
   }
 
-  /** `extra`: the streamed segment this reply completes (the channel writes it into that message). */
+  /**
+   * A turn that ends with no reply: clients that follow turns (the WebUI asks with `_wants_events`) get an empty
+   * turn-end marker so their "working" state ends; chat apps get nothing.
+   */
+  private endWithoutReply(message: InboundMessage): void {
+    if (message.metadata?.[EVENT_META.wantsEvents] !== true) return;
+    this.bus.publishOutbound({
+      channel: message.channel,
+      chatId: message.chatId,
+      content: '',
+      metadata: { ...message.metadata, [META.turnEnd]: true },
+    });
+  }
+
+  /**
+   * The turn's reply (marked as its end). `extra`: the streamed segment this reply completes (the channel writes it
+   * into that message), an error, a rendering hint.
+   */
   private reply(message: InboundMessage, content: string, extra: Record<string, unknown> = {}): OutboundMessage {
-    const metadata = { ...message.metadata, ...extra };
+    const metadata = { ...message.metadata, ...extra, [META.turnEnd]: true };
     const outbound: OutboundMessage = {
       channel: message.channel,
       chatId: message.chatId,

@@ -16,7 +16,15 @@ import { describeProviderError, renderMarkdown, rowsOf, sanitizeForTerminal } fr
 import { setup } from '../setup.js';
 
 const EXIT_WORDS = new Set(['exit', 'quit', '/exit', '/quit', ':q']);
-const LABEL = 'nanobot: ';
+
+/** `🐈 nanobot: ` — agents.defaults.botIcon and botName (nanobot's CLI header); an empty icon is left out. */
+export function botLabel(defaults: { botName: string; botIcon: string }): string {
+  const name = sanitizeForTerminal(defaults.botName).trim() || 'nanobot';
+  const icon = sanitizeForTerminal(defaults.botIcon).trim();
+  return `${icon ? `${icon} ` : ''}${name}: `;
+}
+
+type ChatFlags = AgentFlags & { label: string };
 
 export async function runAgent(opts: GlobalOptions & AgentFlags): Promise<void> {
   const { loaded } = await setup(opts);
@@ -34,7 +42,9 @@ export async function runAgent(opts: GlobalOptions & AgentFlags): Promise<void> 
   const delivery = new AbortController();
   const printing = printOutbound(agent, delivery.signal);
   try {
-    if (opts.message === undefined) return await chat(agent, opts, hintMax);
+    if (opts.message === undefined) {
+      return await chat(agent, { ...opts, label: botLabel(loaded.config.agents.defaults) }, hintMax);
+    }
     await oneShot(agent, opts, hintMax);
     await awaitSubagents(agent, log);
   } finally {
@@ -164,7 +174,7 @@ async function oneShot(agent: Agent, opts: AgentFlags, hintMax: number): Promise
   }
 }
 
-async function chat(agent: Agent, opts: AgentFlags, hintMax: number): Promise<void> {
+async function chat(agent: Agent, opts: ChatFlags, hintMax: number): Promise<void> {
   const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true });
   const tty = process.stdout.isTTY === true;
   let running: AbortController | undefined;
@@ -173,7 +183,8 @@ async function chat(agent: Agent, opts: AgentFlags, hintMax: number): Promise<vo
     else rl.close();
   });
   rl.setPrompt('You: ');
-  process.stdout.write(`nanobot · ${agent.model.model} via ${agent.provider.name} · /exit or Ctrl+D to leave\n\n`);
+  const name = opts.label.replace(/: $/, '');
+  process.stdout.write(`${name} · ${agent.model.model} via ${agent.provider.name} · /exit or Ctrl+D to leave\n\n`);
   rl.prompt();
   // Lines typed while a turn runs wait in the iterator's buffer and are answered in order.
   for await (const line of rl) {
@@ -197,13 +208,13 @@ async function chat(agent: Agent, opts: AgentFlags, hintMax: number): Promise<vo
 
 async function chatTurn(
   agent: Agent,
-  opts: AgentFlags,
+  opts: ChatFlags,
   hintMax: number,
   tty: boolean,
   text: string,
   signal: AbortSignal,
 ): Promise<void> {
-  const printer = new TurnPrinter(hintMax, tty, LABEL);
+  const printer = new TurnPrinter(hintMax, tty, opts.label);
   process.stdout.write('\n');
   const output = await agent.loop.processMessage(turnInput(opts.session, text), { signal, onEvent: printer.onEvent });
   if (output.stopReason === 'aborted') {
@@ -212,12 +223,14 @@ async function chatTurn(
     const { message, hint } = describeProviderError(output.error, agent.provider.name);
     process.stdout.write(`\nError: ${message}\nHint: ${hint}\n\n`);
   } else {
-    await showAnswer(output.content, printer.visibleSegment, tty && opts.markdown);
+    // Command output (/help, /status) is preformatted text: Markdown would join its lines into one paragraph.
+    const markdown = tty && opts.markdown && output.stopReason !== 'command';
+    await showAnswer(output.content, printer.visibleSegment, markdown, opts.label);
   }
 }
 
 /** Replaces the raw streamed text with its rendered Markdown (or prints the answer if nothing streamed). */
-async function showAnswer(answer: string, onScreen: string, markdown: boolean): Promise<void> {
+async function showAnswer(answer: string, onScreen: string, markdown: boolean, label: string): Promise<void> {
   const rows = onScreen ? rowsOf(onScreen, process.stdout.columns || 80) : 0;
   // Text taller than the screen has scrolled out of reach: leave it as it streamed.
   if (onScreen && (!markdown || rows >= (process.stdout.rows || 24))) {
@@ -231,5 +244,5 @@ async function showAnswer(answer: string, onScreen: string, markdown: boolean): 
   }
   const clean = sanitizeForTerminal(answer);
   const body = markdown ? await renderMarkdown(clean, Math.min(process.stdout.columns || 80, 100)) : clean;
-  process.stdout.write(`${LABEL.trim()}\n${body}\n\n`);
+  process.stdout.write(`${label.trim()}\n${body}\n\n`);
 }
