@@ -87,6 +87,8 @@ export function sessionKeyOf(message: InboundMessage): string {
 
 export class Dispatcher {
   private loop: TurnProcessor;
+  /** Priority commands answered while a turn of their session runs (see accept). */
+  private readonly besideTurn = new WeakSet<InboundMessage>();
   private readonly providerName: (() => string) | undefined;
   private readonly bus: MessageBus;
   private readonly log: Logger;
@@ -148,6 +150,9 @@ export class Dispatcher {
       return;
     }
     if (this.isPriority(message.content)) {
+      // `/status` or `/stop` beside a running turn of the same chat: its answer must not end that turn (the turn, or
+      // the marker of the stopped one, does).
+      if ((this.lanes.get(sessionKeyOf(message))?.outstanding ?? 0) > 0) this.besideTurn.add(message);
       this.track(this.runOne(message));
       return;
     }
@@ -382,7 +387,8 @@ export class Dispatcher {
    * into that message), an error, a rendering hint.
    */
   private reply(message: InboundMessage, content: string, extra: Record<string, unknown> = {}): OutboundMessage {
-    const metadata = { ...message.metadata, ...extra, [META.turnEnd]: true };
+    const ends = this.besideTurn.has(message) ? {} : { [META.turnEnd]: true };
+    const metadata = { ...message.metadata, ...extra, ...ends };
     const outbound: OutboundMessage = {
       channel: message.channel,
       chatId: message.chatId,

@@ -72,16 +72,19 @@ describe('Dispatcher: the end of a turn', () => {
     );
   });
 
-  it('marks command output as plain text', async () => {
+  it('marks command output as plain text; with no turn running, a command is the whole turn and ends it', async () => {
     const { channel, send } = await gateway(() => ({ content: 'unused' }));
     send('/help');
     const reply = await channel.waitFor(ended);
     expect(reply.content).toMatch(/^Commands:/);
     expect(reply.metadata?.render_as).toBe('text');
+    send('/status');
+    const status = await channel.waitFor((m) => m.content.includes('Active turn: no'));
+    expect(ended(status)).toBe(true);
   });
 
   it.each([true, false])(
-    'a turn stopped with no reply still ends for a client that follows turns (%s)',
+    'a turn stopped with no reply still ends for a client that follows turns (%s); /status beside it does not end it',
     async (follows) => {
       // The model call would take 30 s: only /stop ends it.
       const { channel, send, provider } = await gateway(
@@ -91,8 +94,12 @@ describe('Dispatcher: the end of a turn', () => {
       const metadata = follows ? { _wants_events: true } : undefined;
       send('msg:slow', metadata);
       await eventually(() => provider.calls.length > 0);
+      send('/status', metadata);
+      const status = await channel.waitFor((m) => m.content.includes('Active turn: yes'));
+      expect(ended(status)).toBe(false);
       send('/stop', metadata);
-      await channel.waitFor((m) => ended(m) && m.content.startsWith('Stopped'));
+      const stopped = await channel.waitFor((m) => m.content.startsWith('Stopped'));
+      expect(ended(stopped)).toBe(false);
       const markers = () => channel.sent.filter((m) => ended(m) && m.content === '');
       if (follows) await channel.waitFor((m) => ended(m) && m.content === '');
       expect(markers()).toHaveLength(follows ? 1 : 0);
