@@ -6,7 +6,8 @@
  * the checked address through an undici Agent whose `lookup` can only return that address, so a DNS answer that
  * changes between check and connect (rebinding) cannot redirect the socket. Redirects are followed by hand so each
  * hop is checked and pinned again. Numeric host tricks (`2130706433`, `0x7f.1`, `127.1`, `0177.0.0.1`) need no
- * special code: the WHATWG URL parser canonicalises them to dotted-decimal before we look.
+ * special code: the WHATWG URL parser canonicalises them to dotted-decimal before we look. With a proxy
+ * (`tools.web.proxy`) every hop is still checked here first, and the proxy is asked for the checked address (proxy.ts).
  */
 import dns from 'node:dns/promises';
 import net from 'node:net';

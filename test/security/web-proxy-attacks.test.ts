@@ -5,6 +5,8 @@
  * The proxy itself is on loopback (the user chose it): that is allowed. The last test drives the built CLI with a
  * hostile scripted model.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNetworkPolicy, type HostResolver, NetworkBlockedError } from '../../src/security/network.js';
 import { parseProxyUrl } from '../../src/security/proxy.js';
@@ -127,6 +129,28 @@ describe('web requests through tools.web.proxy', () => {
     const policy = createNetworkPolicy({ proxy: p.url, resolve: flipping });
     await (await policy.fetch('http://flip.example/')).text();
     expect(p.requests.map((r) => r.target)).toEqual([`${PUBLIC}:80`]);
+  });
+
+  it('https through the proxy: the CONNECT names the checked address, the TLS server name is the host name', async () => {
+    let connectTarget = '';
+    let clientHello: Buffer = Buffer.alloc(0);
+    const raw = createServer();
+    raw.on('connect', (req, socket: Socket) => {
+      connectTarget = req.url ?? '';
+      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      socket.once('data', (chunk: Buffer) => {
+        clientHello = chunk;
+        socket.destroy();
+      });
+    });
+    await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => raw.close(() => resolve())));
+    const { port } = raw.address() as AddressInfo;
+    const policy = createNetworkPolicy({ proxy: `http://127.0.0.1:${port}`, resolve });
+    await expect(policy.fetch('https://public.example/secret')).rejects.toThrow();
+    expect(connectTarget).toBe(`${PUBLIC}:443`);
+    expect(clientHello[0]).toBe(0x16); // a TLS handshake record
+    expect(clientHello.includes(Buffer.from('public.example'))).toBe(true);
   });
 
   it('a whitelisted internal range is allowed through the proxy, as it is without one', async () => {
