@@ -50,6 +50,11 @@ describe('WebUI chat state', () => {
     ]);
   });
 
+  it('an error outside a turn (a refused request) is a finished item of its own', () => {
+    const state = apply(emptyChat, { event: 'error', chat_id, detail: 'empty message' });
+    expect(state).toMatchObject({ busy: false, items: [{ kind: 'assistant', done: true }] });
+  });
+
   it('command output marked render_as text becomes a plain block, kept as written', () => {
     const text = 'Commands:\n/skill [name] — show one: /skill <name>';
     const state = apply(

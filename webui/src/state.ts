@@ -129,8 +129,7 @@ export function applyFrame(state: ChatState, frame: ServerFrame): ChatState {
         tone: 'error',
         ...(frame.hint ? { hint: frame.hint } : {}),
       };
-      const next = updateTurn(state, (blocks) => [...blocks, note]);
-      return { ...next, busy: false };
+      return updateTurn(state, (blocks) => [...blocks, note], undefined, false);
     }
     default:
       return state;
