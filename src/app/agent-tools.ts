@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { MessageBus } from '../bus/message-bus.js';
 import type { LoadedConfig } from '../config/load.js';
 import { createNetworkPolicy, type NetworkPolicy } from '../security/network.js';
+import { parseProxyUrl } from '../security/proxy.js';
 import { collectSecrets, secretsOf } from '../security/secrets.js';
 import { createPathPolicy } from '../security/workspace.js';
 import { createDefaultTools, createExecSessionManager } from '../tools/index.js';
@@ -65,7 +66,7 @@ export function baseTools(
   })) {
     tools.register(tool);
   }
-  registerWebTools(tools, loaded, env, network);
+  registerWebTools(tools, loaded, env, webNetwork(config.tools.ssrfWhitelist, config.tools.web.proxy, network));
   tools.register(
     createMessageTool({
       send: (message) => bus.publishOutbound(message),
@@ -100,10 +101,19 @@ export function registerWebTools(
   );
 }
 
+/** The web tools' SSRF policy: the shared one, or the same checks with every request sent through `tools.web.proxy`. */
+function webNetwork(whitelist: string[], proxy: string | null | undefined, shared: NetworkPolicy): NetworkPolicy {
+  if (!proxy?.trim()) return shared;
+  const parsed = parseProxyUrl(proxy, 'tools.web.proxy');
+  if (!parsed.ok)
+    throw new UserError(parsed.reason, 'Set tools.web.proxy to an http://, https:// or socks5:// URL, or remove it.');
+  return networkPolicy(whitelist, parsed.url);
+}
+
 /** The SSRF policy; a malformed `tools.ssrfWhitelist` entry is a UserError saying how to write one. */
-export function networkPolicy(whitelist: string[]): NetworkPolicy {
+export function networkPolicy(whitelist: string[], proxy?: string): NetworkPolicy {
   try {
-    return createNetworkPolicy({ whitelist });
+    return createNetworkPolicy({ whitelist, ...(proxy ? { proxy } : {}) });
   } catch (err) {
     throw new UserError((err as Error).message, 'Write each entry as an address or CIDR, e.g. "100.64.0.0/10".');
   }

@@ -125,6 +125,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     maxConcurrent: options.maxConcurrent ?? loaded.runtime.maxConcurrentRequests,
     log,
     settings: dispatcherSettings(loaded),
+    providerName: () => agent.provider.name,
     // A message for a busy session joins its running turn (the loop folds it in between tool rounds).
     joinRunningTurns: true,
     unifiedSession: () => loaded.config.agents.defaults.unifiedSession,

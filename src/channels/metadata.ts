@@ -12,4 +12,17 @@ export const META = {
   streamDelta: '_stream_delta',
   streamEnd: '_stream_end',
   streamId: '_stream_id',
+  /** On the last message of a turn (its reply, or an empty marker when it has none): the turn is over. */
+  turnEnd: '_turn_end',
+  /** On a reply that reports a failed turn: a TurnError (rich clients show it as an error, with its hint). */
+  turnError: '_turn_error',
+  /** nanobot's key: `"text"` = preformatted plain text (command output), not Markdown to reflow. */
+  renderAs: 'render_as',
 } as const;
+
+/** Why a turn failed, for clients that show errors apart from answers. `kind` is a ProviderErrorKind or `internal`. */
+export interface TurnError {
+  kind: string;
+  message: string;
+  hint?: string;
+}

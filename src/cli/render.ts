@@ -1,23 +1,10 @@
 /** Terminal output for the agent: errors with fixes, and Markdown rendering. */
+import { providerErrorHint } from '../providers/errors.js';
 import type { ProviderError } from '../providers/types.js';
 
 /** One line saying what went wrong upstream and what to do about it. */
 export function describeProviderError(error: ProviderError, provider: string): { message: string; hint: string } {
-  const message = `${provider}: ${error.message}`;
-  const hints: Record<ProviderError['kind'], string> = {
-    auth: `Check providers.${provider}.apiKey in the config (or the provider's API key variable).`,
-    quota: 'The account is out of credit or quota; top it up or switch provider/model.',
-    rate_limit: 'The provider is rate-limiting; wait a moment and try again.',
-    // A stall or the turn deadline names its own setting; a slow start is NANOBOT_LLM_TIMEOUT_S.
-    timeout:
-      'Try again; if the provider is just slow, raise the limit named above (NANOBOT_LLM_TIMEOUT_S for a slow start).',
-    network: `Could not reach the provider; check the network and providers.${provider}.apiBase.`,
-    server: 'The provider had an internal error; try again shortly.',
-    context_overflow: 'The conversation is too long for the model; start a fresh one with /new.',
-    bad_request: 'The provider rejected the request; check the model name and provider settings.',
-    aborted: 'The request was cancelled.',
-  };
-  return { message, hint: hints[error.kind] };
+  return { message: `${provider}: ${error.message}`, hint: providerErrorHint(error.kind, provider) };
 }
 
 /** Renders Markdown for a terminal of the given width (marked + marked-terminal, loaded on first use). */

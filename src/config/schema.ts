@@ -68,6 +68,9 @@ export const AgentDefaultsSchema = z.looseObject({
   timezone: z.string().default('UTC'),
   /** `auto`: the system's zone replaces `timezone` on every load (prepare.ts); `manual`: `timezone` as written. */
   timezoneMode: z.enum(['auto', 'manual']).default('auto'),
+  /** How the interactive chat names the agent (`🐈 nanobot: …`); `botIcon: ""` leaves the icon out (as in nanobot). */
+  botName: z.string().default('nanobot'),
+  botIcon: z.string().default('🐈'),
   unifiedSession: z.boolean().default(false),
   disabledSkills: z.array(z.string()).default([]),
   idleCompactAfterMinutes: z.number().nonnegative().default(15),

@@ -17,15 +17,9 @@ export interface UnsupportedKey {
 }
 
 const enabled = (value: unknown) => isPlainObject(value) && value.enabled === true;
-const PARALLEL = 'being added in this release (issue 17)';
 const MISSING_CHANNEL = 'channel not in nanobot-ts yet (a later issue adds it); the gateway does not start it';
 
 export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
-  { path: 'agents.defaults.botName', reason: `the name in CLI prompts; ${PARALLEL}`, default: 'nanobot' },
-  { path: 'agents.defaults.botIcon', reason: `the icon in CLI prompts; ${PARALLEL}`, default: '🐈' },
-  { path: 'gateway.restartMode', reason: `how /restart restarts the gateway; ${PARALLEL}`, default: 'auto' },
-  { path: 'providers.*.proxy', reason: `HTTP proxy for model requests; ${PARALLEL}`, default: '' },
-  { path: 'tools.web.proxy', reason: `HTTP proxy for web_search/web_fetch; ${PARALLEL}`, default: '' },
   {
     path: 'agents.defaults.contextBlockLimit',
     reason: 'a fixed prompt budget; the history budget here is contextWindowTokens minus maxTokens',

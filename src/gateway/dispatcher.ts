@@ -15,7 +15,10 @@ import { TurnNotSavedError } from '../agent/save-errors.js';
 import { toolHint } from '../agent/tool-hint.js';
 import type { MessageBus } from '../bus/message-bus.js';
 import type { InboundMessage, OutboundMessage } from '../bus/types.js';
+import { META, type TurnError } from '../channels/metadata.js';
 import { TurnRelay } from '../channels/relay.js';
+import { EVENT_META } from '../channels/websocket/turn-events.js';
+import { providerErrorHint } from '../providers/errors.js';
 import type { DeliveryRef } from '../session/delivery.js';
 import { sessionKeyFor } from '../session/keys.js';
 import { errorMessage } from '../util/errors.js';
@@ -53,6 +56,8 @@ export interface DispatcherOptions {
   deliveries?: { track(message: OutboundMessage, ref: DeliveryRef): void };
   /** `agents.defaults.unifiedSession`: every chat without a key of its own is one session (read per message). */
   unifiedSession?: () => boolean;
+  /** The provider in use, named in the hint of a failed request (`check providers.<name>.apiKey`). */
+  providerName?: () => string;
 }
 
 export interface DrainResult {
@@ -86,6 +91,9 @@ export function sessionKeyOf(message: InboundMessage, unifiedSession = false): s
 
 export class Dispatcher {
   private loop: TurnProcessor;
+  /** Priority commands answered while a turn of their session runs (see accept). */
+  private readonly besideTurn = new WeakSet<InboundMessage>();
+  private readonly providerName: (() => string) | undefined;
   private readonly bus: MessageBus;
   private readonly log: Logger;
   private readonly maxConcurrent: number;
@@ -115,6 +123,7 @@ export class Dispatcher {
     this.joinRunningTurns = options.joinRunningTurns ?? false;
     this.deliveries = options.deliveries;
     this.unifiedSession = options.unifiedSession ?? (() => false);
+    this.providerName = options.providerName;
     // Every running turn listens on the shared shutdown signal; hundreds at once are expected, not a leak.
     setMaxListeners(0, this.abortAll.signal);
     this.settings = { sendToolHints: false, showReasoning: false, toolHintMaxLength: 40, ...options.settings };
@@ -151,6 +160,9 @@ export class Dispatcher {
       return;
     }
     if (this.isPriority(message.content)) {
+      // `/status` or `/stop` beside a running turn of the same chat: its answer must not end that turn (the turn, or
+      // the marker of the stopped one, does).
+      if ((this.lanes.get(sessionKeyOf(message))?.outstanding ?? 0) > 0) this.besideTurn.add(message);
       this.track(this.runOne(message));
       return;
     }
@@ -323,7 +335,8 @@ export class Dispatcher {
         err instanceof TurnNotSavedError
           ? err.chatText
           : 'Sorry, something went wrong while answering; the details are in the gateway log.';
-      this.reply(message, text);
+      const failure: TurnError = { kind: 'internal', message: text, hint: 'See the gateway log for details.' };
+      this.reply(message, text, { [META.turnError]: failure });
       return;
     }
     this.deliver(message, output, relay);
@@ -333,30 +346,59 @@ export class Dispatcher {
     // Answered by the turn it was folded into (that turn's reply covers it), or cancelled by /stop or shutdown.
     if (output.injected || output.stopReason === 'aborted') {
       relay.close();
+      this.endWithoutReply(message);
       return;
     }
     if (output.error && output.stopReason === 'error') {
       this.log.warn(`gateway: ${output.sessionKey}: model request failed: ${output.error.message}`);
-      const text = truncate(
-        `Sorry, the model request failed (${output.error.kind}): ${output.error.message}`,
-        ERROR_REPLY_MAX,
-      );
+      const hint = providerErrorHint(output.error.kind, this.providerName?.() ?? '<name>');
+      const failure: TurnError = {
+        kind: output.error.kind,
+        message: truncate(output.error.message, ERROR_REPLY_MAX),
+        hint,
+      };
+      const text = `Sorry, the model request failed (${failure.kind}): ${failure.message}\n${hint}`;
       // Text that streamed before the failure stays in front of the user, with the error after it.
       const partial = output.content.trim();
-      this.reply(message, partial ? `${partial}\n\n${text}` : text, relay.replyMetadata());
+      this.reply(message, partial ? `${partial}\n\n${text}` : text, {
+        ...relay.replyMetadata(),
+        [META.turnError]: failure,
+      });
       return;
     }
     if (!output.content.trim()) {
       relay.close();
+      this.endWithoutReply(message);
       return;
     }
-    const sent = this.reply(message, output.content, relay.replyMetadata());
+    const sent = this.reply(message, output.content, {
+      ...relay.replyMetadata(),
+      ...(output.stopReason === 'command' ? { [META.renderAs]: 'text' } : {}),
+    });
     if (output.delivery) this.deliveries?.track(sent, { sessionKey: output.sessionKey, ...output.delivery });
   }
 
-  /** `extra`: the streamed segment this reply completes (the channel writes it into that message). */
+  /**
+   * A turn that ends with no reply: clients that follow turns (the WebUI asks with `_wants_events`) get an empty
+   * turn-end marker so their "working" state ends; chat apps get nothing.
+   */
+  private endWithoutReply(message: InboundMessage): void {
+    if (message.metadata?.[EVENT_META.wantsEvents] !== true) return;
+    this.bus.publishOutbound({
+      channel: message.channel,
+      chatId: message.chatId,
+      content: '',
+      metadata: { ...message.metadata, [META.turnEnd]: true },
+    });
+  }
+
+  /**
+   * The turn's reply (marked as its end). `extra`: the streamed segment this reply completes (the channel writes it
+   * into that message), an error, a rendering hint.
+   */
   private reply(message: InboundMessage, content: string, extra: Record<string, unknown> = {}): OutboundMessage {
-    const metadata = { ...message.metadata, ...extra };
+    const ends = this.besideTurn.has(message) ? {} : { [META.turnEnd]: true };
+    const metadata = { ...message.metadata, ...extra, ...ends };
     const outbound: OutboundMessage = {
       channel: message.channel,
       chatId: message.chatId,

@@ -2,7 +2,25 @@
  * Maps whatever an upstream call threw (openai / @anthropic-ai/sdk errors, fetch/undici errors, aborts) to a typed
  * `ProviderError`. Duck-typed on purpose: importing both SDKs here would cost ~300 ms at every CLI start.
  */
-import type { ProviderError } from './types.js';
+import type { ProviderError, ProviderErrorKind } from './types.js';
+
+/** What the user can do about a failed model request, naming the setting to check (CLI, chats and the WebUI). */
+export function providerErrorHint(kind: ProviderErrorKind, provider: string): string {
+  const hints: Record<ProviderErrorKind, string> = {
+    auth: `Check providers.${provider}.apiKey in the config (or the provider's API key variable).`,
+    quota: 'The account is out of credit or quota; top it up or switch provider/model.',
+    rate_limit: 'The provider is rate-limiting; wait a moment and try again.',
+    // A stall or the turn deadline names its own setting; a slow start is NANOBOT_LLM_TIMEOUT_S.
+    timeout:
+      'Try again; if the provider is just slow, raise the limit named above (NANOBOT_LLM_TIMEOUT_S for a slow start).',
+    network: `Could not reach the provider; check the network and providers.${provider}.apiBase.`,
+    server: 'The provider had an internal error; try again shortly.',
+    context_overflow: 'The conversation is too long for the model; start a fresh one with /new.',
+    bad_request: 'The provider rejected the request; check the model name and provider settings.',
+    aborted: 'The request was cancelled.',
+  };
+  return hints[kind];
+}
 
 // Deliberately narrow: a request-side limit ("max_tokens exceeds the maximum") is a bad request, not an overflow.
 const CONTEXT_OVERFLOW =

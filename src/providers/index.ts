@@ -36,12 +36,14 @@ export function createProvider(resolved: ResolvedProvider, opts: ProviderOptions
   let adapter: Promise<LLMProvider> | undefined;
   const load = async (): Promise<LLMProvider> => {
     if (resolved.spec.unsupported) return unsupportedProvider(resolved);
+    const proxied = await withProxy(resolved, opts);
+    if ('error' in proxied) return failingProvider(resolved, proxied.error);
     if (resolved.spec.kind === 'oauth') {
       // Signed-in providers get fresh credentials per request; the wire adapter is the usual one.
       const { createOAuthProvider } = await import('./oauth/index.js');
-      return createOAuthProvider(resolved, opts, (signedIn) => wireAdapter(signedIn, opts));
+      return createOAuthProvider(resolved, proxied, (signedIn) => wireAdapter(signedIn, proxied));
     }
-    return wireAdapter(resolved, opts);
+    return wireAdapter(resolved, proxied);
   };
   return {
     name: resolved.name,
@@ -72,18 +74,40 @@ async function wireAdapter(resolved: ResolvedProvider, opts: ProviderOptions): P
   return createOpenAICompatProvider(resolved, opts);
 }
 
+/**
+ * `providers.<name>.proxy`: every request of this provider (and its OAuth token calls) goes through the proxy. The
+ * AWS SDK under Bedrock does not use our fetch, so a proxy there is refused rather than ignored (nanobot refuses it too).
+ */
+async function withProxy(
+  resolved: ResolvedProvider,
+  opts: ProviderOptions,
+): Promise<ProviderOptions | { error: string }> {
+  const raw = resolved.settings.proxy;
+  if (typeof raw !== 'string' || !raw.trim() || opts.fetch) return opts;
+  const key = `providers.${resolved.name}.proxy`;
+  if (resolved.wire === 'bedrock')
+    return { error: `${key} is not supported for Bedrock; remove it (the AWS SDK reads HTTPS_PROXY)` };
+  const { parseProxyUrl, proxiedFetch } = await import('../security/proxy.js');
+  const parsed = parseProxyUrl(raw, key);
+  if (!parsed.ok) return { error: parsed.reason };
+  return { ...opts, fetch: await proxiedFetch(parsed.url) };
+}
+
 /** resolveProvider refuses these, but a hand-built ResolvedProvider must still fail as data, not a crash. */
 function unsupportedProvider(resolved: ResolvedProvider): LLMProvider {
+  return failingProvider(
+    resolved,
+    `Provider "${resolved.name}" is not supported yet: ${resolved.spec.unsupported ?? ''}`,
+  );
+}
+
+/** A provider that answers every request with the same configuration error. */
+function failingProvider(resolved: ResolvedProvider, message: string): LLMProvider {
   return {
     name: resolved.name,
     stream: () =>
       EventStream.from<StreamEvent, LLMResponse>(
-        async () =>
-          errorResponse({
-            kind: 'bad_request',
-            message: `Provider "${resolved.name}" is not supported yet: ${resolved.spec.unsupported ?? ''}`,
-            retryable: false,
-          }),
+        async () => errorResponse({ kind: 'bad_request', message, retryable: false }),
         (error) => errorResponse(toProviderError(error)),
       ),
   };

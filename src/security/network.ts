@@ -6,11 +6,13 @@
  * the checked address through an undici Agent whose `lookup` can only return that address, so a DNS answer that
  * changes between check and connect (rebinding) cannot redirect the socket. Redirects are followed by hand so each
  * hop is checked and pinned again. Numeric host tricks (`2130706433`, `0x7f.1`, `127.1`, `0177.0.0.1`) need no
- * special code: the WHATWG URL parser canonicalises them to dotted-decimal before we look.
+ * special code: the WHATWG URL parser canonicalises them to dotted-decimal before we look. With a proxy
+ * (`tools.web.proxy`) every hop is still checked here first, and the proxy is asked for the checked address (proxy.ts).
  */
 import dns from 'node:dns/promises';
 import net from 'node:net';
 import type { Agent, Response, RequestInit as UndiciRequestInit } from 'undici';
+import { pinnedProxyDispatcher } from './proxy.js';
 
 export interface ResolvedAddress {
   address: string;
@@ -24,6 +26,11 @@ export interface NetworkPolicyOptions {
   /** CIDRs (or single addresses) that are allowed even though they fall in a blocked range (`tools.ssrfWhitelist`). */
   whitelist?: string[];
   resolve?: HostResolver;
+  /**
+   * Send every request through this proxy (`tools.web.proxy`, checked by parseProxyUrl). The target is still checked
+   * and resolved here first, and the proxy is asked for the checked address (see proxy.ts).
+   */
+  proxy?: string;
 }
 
 export type AddressCheck = { ok: true } | { ok: false; reason: string };
@@ -273,7 +280,9 @@ export function createNetworkPolicy(options: NetworkPolicyOptions = {}): Network
         throw new NetworkBlockedError(current, hop > 0 ? `redirect target refused: ${check.reason}` : check.reason);
       }
 
-      const agent = pinnedAgent(Agent, check.url.hostname, check.address);
+      const agent = options.proxy
+        ? await pinnedProxyDispatcher(options.proxy, check.url.hostname, check.address)
+        : pinnedAgent(Agent, check.url.hostname, check.address);
       let response: Response;
       try {
         response = await undiciFetch(check.url, {

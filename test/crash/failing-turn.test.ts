@@ -86,7 +86,10 @@ async function gatewayWithChat(fake: FakeLLM) {
   return { home, gateway, client, newChat, health };
 }
 
-const textOf = (frame: { event: string; text?: string }): string => frame.text ?? '';
+/** A reply's text, or a failed turn's error detail (the WebSocket sends failures as `error` frames). */
+const textOf = (frame: { event: string; text?: string; detail?: string }): string => frame.text ?? frame.detail ?? '';
+const failedIn = (chat: string) => (f: { event: string; chat_id?: string; kind?: string }) =>
+  f.event === 'error' && f.chat_id === chat && f.kind === 'internal';
 
 describe('a turn that throws (nanobot gateway)', () => {
   it('answers Sorry, keeps running, and serves /health and the next chat', async () => {
@@ -97,7 +100,7 @@ describe('a turn that throws (nanobot gateway)', () => {
     blockSession(home, `websocket:${broken}`);
 
     client.send({ type: 'message', chat_id: broken, content: 'hello?' });
-    const sorry = await client.next((f) => f.event === 'message' && f.chat_id === broken, 15_000);
+    const sorry = await client.next(failedIn(broken), 15_000);
     expect(textOf(sorry)).toBe(SORRY);
 
     expect(await health()).toBe(200);
@@ -130,10 +133,7 @@ describe('a turn that throws (nanobot gateway)', () => {
     mkdirSync(file);
     release();
 
-    const replies = [
-      await client.next((f) => f.event === 'message' && f.chat_id === chat, 15_000),
-      await client.next((f) => f.event === 'message' && f.chat_id === chat, 15_000),
-    ];
+    const replies = [await client.next(failedIn(chat), 15_000), await client.next(failedIn(chat), 15_000)];
     // The turn's own reply says what failed (its answer could not be saved); the message folded into it gets the
     // general one. Neither names a server path.
     expect(replies.map(textOf)).toEqual([

@@ -61,11 +61,14 @@ async function newChat(client: TestClient): Promise<string> {
   return attached.event === 'attached' ? attached.chat_id : '';
 }
 
-/** Everything the chat was shown: streamed deltas, and the text of messages and stream ends. */
+/** Everything the chat was shown: streamed deltas, the text of messages and stream ends, and errors. */
 function shown(client: TestClient, chatId: string): string {
   return client.frames
     .filter((f): f is ServerFrame & { chat_id: string } => 'chat_id' in f && f.chat_id === chatId)
-    .map((f) => (f.event === 'delta' || f.event === 'message' || f.event === 'stream_end' ? (f.text ?? '') : ''))
+    .map((f) => {
+      if (f.event === 'error') return `error(${f.kind}): ${f.detail}`;
+      return f.event === 'delta' || f.event === 'message' || f.event === 'stream_end' ? (f.text ?? '') : '';
+    })
     .join('|');
 }
 
@@ -104,7 +107,7 @@ describe('nanobot gateway: model streams that stall after their headers (process
       const seen = shown(client, chatId);
       expect(seen).toContain(partialOf(String(i + 1)));
       expect(seen).toMatch(
-        /Sorry, the model request failed \(timeout\): The model's stream stalled for 1 s .*; set NANOBOT_STREAM_IDLE_TIMEOUT_S to wait longer\./,
+        /error\(timeout\): The model's stream stalled for 1 s .*; set NANOBOT_STREAM_IDLE_TIMEOUT_S to wait longer\./,
       );
       expect(seen).not.toContain('never the rest');
     }
@@ -123,7 +126,7 @@ describe('nanobot gateway: model streams that stall after their headers (process
     const seen = shown(client, chatId);
     expect(seen).toContain(partialOf('7'));
     expect(seen).toMatch(
-      /Sorry, the model request failed \(timeout\): The turn ran longer than 3 s and was stopped; set agents\.defaults\.turnTimeoutS to allow longer \(0 = no limit\)\./,
+      /error\(timeout\): The turn ran longer than 3 s and was stopped; set agents\.defaults\.turnTimeoutS to allow longer \(0 = no limit\)\./,
     );
     // The chat still works afterwards: the next message is answered.
     client.send({ type: 'message', chat_id: chatId, content: 'hello again' });

@@ -23,6 +23,13 @@ export function Workspace({ api, wsPath, theme, onToggleTheme }: WorkspaceProps)
   const [active, setActive] = useState<string | null>(null);
   const [sessions, setSessions] = useState<SessionRow[]>([]);
   const [connection, setConnection] = useState<ConnectionState>('connecting');
+  // Set once the connection drops, until it is back: retries pass through 'connecting' and must not hide the banner.
+  const [lost, setLost] = useState(false);
+  const onConnection = useCallback((state: ConnectionState) => {
+    setConnection(state);
+    if (state === 'closed') setLost(true);
+    else if (state === 'open') setLost(false);
+  }, []);
   const [drawer, setDrawer] = useState(false);
   const [statusOpen, setStatusOpen] = useState(false);
   const [turnsEnded, setTurnsEnded] = useState(0);
@@ -81,14 +88,14 @@ export function Workspace({ api, wsPath, theme, onToggleTheme }: WorkspaceProps)
     const url = `${scheme}://${window.location.host}${wsPath}?client_id=webui&token=${encodeURIComponent(api.token)}`;
     const ws = new ChatSocket(url, {
       frame: onFrame,
-      state: setConnection,
+      state: onConnection,
       reconnected: () => {
         if (activeRef.current) void loadHistory(activeRef.current, true);
       },
     });
     socket.current = ws;
     return () => ws.close();
-  }, [api, wsPath, onFrame, loadHistory]);
+  }, [api, wsPath, onFrame, onConnection, loadHistory]);
 
   const newChat = useCallback(() => {
     wantsNewChat.current = true;
@@ -222,6 +229,12 @@ export function Workspace({ api, wsPath, theme, onToggleTheme }: WorkspaceProps)
             </svg>
           </button>
         </header>
+        {lost && (
+          <div className="conn-banner" role="alert" data-testid="connection-banner">
+            Lost the connection to the nanobot gateway; reconnecting… If it stopped, start it again with{' '}
+            <code>nanobot gateway</code>.
+          </div>
+        )}
         <ChatView chat={chat} api={api} onSuggest={(text) => setPrefill({ text, at: Date.now() })} />
         <Composer
           busy={chat.busy}

@@ -58,6 +58,11 @@ const marked = new Marked({
   gfm: true,
   breaks: true,
   renderer: {
+    // Raw HTML in model text is shown as text: `/skill <name>` or `Array<string>` would otherwise be read as a tag
+    // and removed by DOMPurify, taking the word with it.
+    html({ text }: Tokens.HTML | Tokens.Tag): string {
+      return escapeHtml(text);
+    },
     code({ text, lang }: Tokens.Code): string {
       const language = (lang ?? '').trim().split(/\s+/)[0]?.toLowerCase() ?? '';
       const known = language && hljs.getLanguage(language) ? language : '';

@@ -3,7 +3,8 @@ import type { HistoryEntry, MediaLink, ServerFrame } from '../../src/channels/we
 
 export type Block =
   | { type: 'reasoning'; id: string; text: string; done: boolean }
-  | { type: 'text'; id: string; text: string; done: boolean }
+  /** `plain`: preformatted text (a command's output), shown as written rather than as Markdown. */
+  | { type: 'text'; id: string; text: string; done: boolean; plain?: boolean }
   | {
       type: 'tool';
       id: string;
@@ -13,7 +14,8 @@ export type Block =
       isError?: boolean;
       done: boolean;
     }
-  | { type: 'note'; id: string; text: string; tone: 'hint' | 'error' };
+  /** `hint`: what to do about an error (`Check providers.openai.apiKey …`). */
+  | { type: 'note'; id: string; text: string; tone: 'hint' | 'error'; hint?: string };
 
 export type Item =
   | { kind: 'user'; id: string; text: string; media: string[] }
@@ -90,10 +92,22 @@ export function applyFrame(state: ChatState, frame: ServerFrame): ChatState {
           { type: 'note', id: nextId('n'), text: frame.text, tone: 'hint' },
         ]);
       }
+      // A message outside a running turn (a reminder, a subagent's report) is a finished answer of its own; inside
+      // one (the `message` tool) it joins the turn, which goes on until turn_end.
       return updateTurn(
         state,
-        (blocks) => [...blocks, { type: 'text', id: nextId('t'), text: frame.text, done: true }],
+        (blocks) => [
+          ...blocks,
+          {
+            type: 'text',
+            id: nextId('t'),
+            text: frame.text,
+            done: true,
+            ...(frame.render_as === 'text' ? { plain: true } : {}),
+          },
+        ],
         frame.media,
+        state.busy,
       );
     case 'turn_end':
       return {
@@ -106,27 +120,32 @@ export function applyFrame(state: ChatState, frame: ServerFrame): ChatState {
       };
     case 'user_message':
       return addUserMessage(state, frame.text, []);
-    case 'error':
-      return {
-        busy: false,
-        items: [
-          ...state.items,
-          {
-            kind: 'assistant',
-            id: nextId('a'),
-            media: [],
-            done: true,
-            blocks: [{ type: 'note', id: nextId('n'), text: frame.detail, tone: 'error' }],
-          },
-        ],
+    case 'error': {
+      // A failed turn (or a refused request) ends what is running, with what to do about it.
+      const note: Block = {
+        type: 'note',
+        id: nextId('n'),
+        text: frame.detail,
+        tone: 'error',
+        ...(frame.hint ? { hint: frame.hint } : {}),
       };
+      return updateTurn(state, (blocks) => [...blocks, note], undefined, false);
+    }
     default:
       return state;
   }
 }
 
-/** The running assistant turn (or a new one), changed by `change`. */
-function updateTurn(state: ChatState, change: (blocks: Block[]) => Block[], media?: MediaLink[]): ChatState {
+/**
+ * The running assistant turn (or a new one), changed by `change`. `busy`: whether a turn runs afterwards (default
+ * yes: the frame is part of one); a new item made while not busy is finished at once.
+ */
+function updateTurn(
+  state: ChatState,
+  change: (blocks: Block[]) => Block[],
+  media?: MediaLink[],
+  busy = true,
+): ChatState {
   const last = state.items.at(-1);
   const items = [...state.items];
   let turn: Extract<Item, { kind: 'assistant' }>;
@@ -134,10 +153,10 @@ function updateTurn(state: ChatState, change: (blocks: Block[]) => Block[], medi
     turn = last;
     items.pop();
   } else {
-    turn = { kind: 'assistant', id: nextId('a'), blocks: [], media: [], done: false };
+    turn = { kind: 'assistant', id: nextId('a'), blocks: [], media: [], done: !busy };
   }
   items.push({ ...turn, blocks: change(turn.blocks), media: media ? [...turn.media, ...media] : turn.media });
-  return { items, busy: true };
+  return { items, busy };
 }
 
 function appendText(blocks: Block[], type: 'text' | 'reasoning', id: string, text: string): Block[] {

@@ -23,6 +23,8 @@ export type ServerFrame =
       text: string;
       /** `tool_hint` (a one-line tool call) and `progress` are subordinate trace rows, not replies. */
       kind?: 'tool_hint' | 'progress';
+      /** `text`: preformatted plain text (a command's output: keep its lines and `<placeholders>`), not Markdown. */
+      render_as?: 'text';
       media?: MediaLink[];
       reply_to?: string;
     }
@@ -45,7 +47,11 @@ export type ServerFrame =
   | { event: 'turn_end'; chat_id: string }
   /** What another connection on the same chat sent (a second tab). */
   | { event: 'user_message'; chat_id: string; text: string }
-  | { event: 'error'; detail: string; chat_id?: string };
+  /**
+   * A request the server refused, or (with `kind`) a turn that failed: `kind` is the provider error kind (`auth`,
+   * `network`, …) or `internal`; `hint` says what to fix (`Check providers.openai.apiKey …`).
+   */
+  | { event: 'error'; detail: string; chat_id?: string; kind?: string; hint?: string };
 
 export type ClientEnvelope =
   | { type: 'new_chat' }

@@ -80,7 +80,22 @@ export function framesFor(
     return switches.sendProgress ? [{ event: 'message', chat_id, text, kind: 'progress' }] : [];
   }
 
+  // Only the turn's own last message ends it: a `message` tool send in the middle of a turn, a cron reminder or a
+  // subagent's report does not (the WebUI would drop its stop button while the turn runs on).
+  const end: ServerFrame[] = meta[META.turnEnd] === true ? [{ event: 'turn_end', chat_id }] : [];
+  const failure = turnErrorSchema.safeParse(meta[META.turnError]);
+  if (failure.success) {
+    // A failed turn is an error, not an answer: what streamed before it stays as it streamed.
+    const { kind, message: detail, hint } = failure.data;
+    return [
+      ...(streamId !== undefined ? [{ event: 'stream_end', chat_id, stream_id: streamId } as const] : []),
+      { event: 'error', chat_id, detail, kind, ...(hint ? { hint } : {}) },
+      ...end,
+    ];
+  }
   const media = message.media?.length ? message.media.map(mediaLink) : undefined;
+  if (!text && !media && streamId === undefined) return end;
+  const plain = meta[META.renderAs] === 'text' ? { render_as: 'text' as const } : {};
   const reply: ServerFrame =
     streamId !== undefined
       ? { event: 'stream_end', chat_id, stream_id: streamId, text, ...(media ? { media } : {}) }
@@ -88,11 +103,14 @@ export function framesFor(
           event: 'message',
           chat_id,
           text,
+          ...plain,
           ...(media ? { media } : {}),
           ...(message.replyTo ? { reply_to: message.replyTo } : {}),
         };
-  return [reply, { event: 'turn_end', chat_id }];
+  return [reply, ...end];
 }
+
+const turnErrorSchema = z.object({ kind: z.string(), message: z.string(), hint: z.string().optional() });
 
 function stringOf(value: unknown): string | undefined {
   return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;

@@ -18,7 +18,15 @@ import { describeProviderError, renderMarkdown, rowsOf, sanitizeForTerminal } fr
 import { setup } from '../setup.js';
 
 const EXIT_WORDS = new Set(['exit', 'quit', '/exit', '/quit', ':q']);
-const LABEL = 'nanobot: ';
+
+/** `🐈 nanobot: ` — agents.defaults.botIcon and botName (nanobot's CLI header); an empty icon is left out. */
+export function botLabel(defaults: { botName: string; botIcon: string }): string {
+  const name = sanitizeForTerminal(defaults.botName).trim() || 'nanobot';
+  const icon = sanitizeForTerminal(defaults.botIcon).trim();
+  return `${icon ? `${icon} ` : ''}${name}: `;
+}
+
+type ChatFlags = AgentFlags & { label: string };
 
 export async function runAgent(opts: GlobalOptions & AgentFlags): Promise<void> {
   const { loaded } = await setup(opts);
@@ -42,8 +50,15 @@ export async function runAgent(opts: GlobalOptions & AgentFlags): Promise<void> 
     // shared conversation; `-m` keeps the session it names.
     const unified = loaded.config.agents.defaults.unifiedSession;
     const waitLimit = `NANOBOT_LLM_TIMEOUT_S=${loaded.runtime.llmTimeoutMs / 1000} bounds the wait for a reply to start`;
-    if (opts.message === undefined)
-      return await chat(agent, unified ? { ...opts, session: UNIFIED_SESSION_KEY } : opts, hintMax, waitLimit);
+    if (opts.message === undefined) {
+      const label = botLabel(loaded.config.agents.defaults);
+      return await chat(
+        agent,
+        { ...opts, label, ...(unified ? { session: UNIFIED_SESSION_KEY } : {}) },
+        hintMax,
+        waitLimit,
+      );
+    }
     await oneShot(agent, opts, hintMax, waitLimit);
     await awaitSubagents(agent, log);
   } finally {
@@ -196,7 +211,7 @@ async function oneShot(agent: Agent, opts: AgentFlags, hintMax: number, waitLimi
   }
 }
 
-async function chat(agent: Agent, opts: AgentFlags, hintMax: number, waitLimit: string): Promise<void> {
+async function chat(agent: Agent, opts: ChatFlags, hintMax: number, waitLimit: string): Promise<void> {
   const tty = process.stdout.isTTY === true;
   let running: AbortController | undefined;
   // Ctrl+C stops a running turn; at the prompt it clears the line (ChatInput). Ctrl+D or /exit leaves.
@@ -210,7 +225,7 @@ async function chat(agent: Agent, opts: AgentFlags, hintMax: number, waitLimit: 
     },
   });
   process.stdout.write(
-    `nanobot · ${agent.model.model} via ${agent.provider.name} · /exit or Ctrl+D to leave\n` +
+    `${opts.label.replace(/: $/, '')} · ${agent.model.model} via ${agent.provider.name} · /exit or Ctrl+D to leave\n` +
       'Alt+Enter (or a line ending in \\) starts a new line; a paste is one message; Ctrl+C clears the line\n\n',
   );
   input.showPrompt();
@@ -235,14 +250,14 @@ async function chat(agent: Agent, opts: AgentFlags, hintMax: number, waitLimit: 
 
 async function chatTurn(
   agent: Agent,
-  opts: AgentFlags,
+  opts: ChatFlags,
   hintMax: number,
   tty: boolean,
   text: string,
   signal: AbortSignal,
   waitLimit: string,
 ): Promise<void> {
-  const printer = new TurnPrinter(hintMax, tty, LABEL, new WaitIndicator(process.stderr, { limit: waitLimit }));
+  const printer = new TurnPrinter(hintMax, tty, opts.label, new WaitIndicator(process.stderr, { limit: waitLimit }));
   process.stdout.write('\n');
   const output = await agent.loop
     .processMessage(turnInput(opts.session, text), { signal, onEvent: printer.onEvent })
@@ -253,12 +268,14 @@ async function chatTurn(
     const { message, hint } = describeProviderError(output.error, agent.provider.name);
     process.stdout.write(`\nError: ${message}\nHint: ${hint}\n\n`);
   } else {
-    await showAnswer(output.content, printer.visibleSegment, tty && opts.markdown);
+    // Command output (/help, /status) is preformatted text: Markdown would join its lines into one paragraph.
+    const markdown = tty && opts.markdown && output.stopReason !== 'command';
+    await showAnswer(output.content, printer.visibleSegment, markdown, opts.label);
   }
 }
 
 /** Replaces the raw streamed text with its rendered Markdown (or prints the answer if nothing streamed). */
-async function showAnswer(answer: string, onScreen: string, markdown: boolean): Promise<void> {
+async function showAnswer(answer: string, onScreen: string, markdown: boolean, label: string): Promise<void> {
   const rows = onScreen ? rowsOf(onScreen, process.stdout.columns || 80) : 0;
   // Text taller than the screen has scrolled out of reach: leave it as it streamed.
   if (onScreen && (!markdown || rows >= (process.stdout.rows || 24))) {
@@ -272,5 +289,5 @@ async function showAnswer(answer: string, onScreen: string, markdown: boolean): 
   }
   const clean = sanitizeForTerminal(answer);
   const body = markdown ? await renderMarkdown(clean, Math.min(process.stdout.columns || 80, 100)) : clean;
-  process.stdout.write(`${LABEL.trim()}\n${body}\n\n`);
+  process.stdout.write(`${label.trim()}\n${body}\n\n`);
 }

@@ -31,7 +31,7 @@ describe('WebSocket channel: streamed deltas', () => {
       await say(piece, { _stream_delta: true, _stream_id: 'seg-1' });
       if (i % 3 === 2) await nextTurn();
     }
-    await say(pieces.join(''), { _stream_id: 'seg-1' });
+    await say(pieces.join(''), { _stream_id: 'seg-1', _turn_end: true });
     await c.next((f) => f.event === 'turn_end', 10_000);
 
     const frames = c.frames.filter((f): f is Exclude<ServerFrame, { event: 'ready' }> => f.event !== 'ready');
@@ -53,7 +53,7 @@ describe('WebSocket channel: streamed deltas', () => {
     await say('', { _stream_end: true, _stream_id: 'a' });
     await say('read_file("x")', { _progress: true, _tool_hint: true });
     await say('Found', { _stream_delta: true, _stream_id: 'b' });
-    await say('Found it.', { _stream_id: 'b' });
+    await say('Found it.', { _stream_id: 'b', _turn_end: true });
     await c.next((f) => f.event === 'turn_end');
     const shown = c.frames.slice(1).map((f) => (f.event === 'delta' ? `delta:${f.text}` : f.event));
     expect(shown).toEqual([
@@ -71,7 +71,12 @@ describe('WebSocket channel: streamed deltas', () => {
   it('delivers what was queued before a shutdown, then closes', async () => {
     const { started, c, chatId } = await open();
     const closed = new Promise<number>((resolve) => c.ws.once('close', (code) => resolve(code)));
-    await started.channel.send({ channel: 'websocket', chatId, content: 'Shutting down now.' });
+    await started.channel.send({
+      channel: 'websocket',
+      chatId,
+      content: 'Shutting down now.',
+      metadata: { _turn_end: true },
+    });
     await started.channel.stop();
     expect(await closed).toBe(1001);
     expect(c.frames.slice(1)).toEqual([

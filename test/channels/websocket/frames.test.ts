@@ -135,7 +135,7 @@ describe('WebSocket channel: client frames', () => {
       text: 'from tab 1',
     });
 
-    await channel.send({ channel: 'websocket', chatId, content: 'the answer' });
+    await channel.send({ channel: 'websocket', chatId, content: 'the answer', metadata: { _turn_end: true } });
     for (const tab of [tab1, tab2]) {
       expect(await tab.c.next(isEvent('message'))).toEqual({ event: 'message', chat_id: chatId, text: 'the answer' });
       expect(await tab.c.next(isEvent('turn_end'))).toEqual({ event: 'turn_end', chat_id: chatId });
@@ -168,7 +168,7 @@ describe('WebSocket channel: client frames', () => {
     await out('Let me', { _progress: true, _reasoning: true });
     await out('', { _tool_event: { phase: 'end', id: 'c1', name: 'read_file', result: 'text', isError: false } });
     await out('Done.', { _stream_delta: true, _stream_id: 's2' });
-    await out('Done!', { _stream_id: 's2' });
+    await out('Done!', { _stream_id: 's2', _turn_end: true });
     const expected = [
       { event: 'reasoning_delta', chat_id: chatId, text: 'Let me', stream_id: 'r1' },
       { event: 'reasoning_end', chat_id: chatId, stream_id: 'r1' },

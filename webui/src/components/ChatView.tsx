@@ -108,11 +108,25 @@ function ItemView({ item, api }: { item: Item; api: Api }) {
             return <ToolCard key={block.id} block={block} />;
           case 'note':
             return (
-              <div key={block.id} className={`note ${block.tone}`} role={block.tone === 'error' ? 'alert' : undefined}>
-                {block.text}
+              <div
+                key={block.id}
+                className={`note ${block.tone}`}
+                role={block.tone === 'error' ? 'alert' : undefined}
+                data-testid={block.tone === 'error' ? 'error-note' : undefined}
+              >
+                <div className="note-text">{block.text}</div>
+                {block.hint && <div className="note-hint">{block.hint}</div>}
               </div>
             );
           default:
+            // Command output keeps its lines and `<placeholders>`: React escapes it, CSS keeps the line breaks.
+            if (block.plain) {
+              return (
+                <div key={block.id} className="plain-text" data-testid="plain-text">
+                  {block.text}
+                </div>
+              );
+            }
             return <Markdown key={block.id} text={block.text} className={block.done ? '' : 'cursor'} />;
         }
       })}
