@@ -11,7 +11,7 @@ import type { ChannelHealth } from '../channels/manager.js';
 import { hostHeaderAllowed, isLoopbackHost } from '../security/hosts.js';
 import { secretMatches } from '../security/secrets.js';
 import { UserError } from '../util/errors.js';
-import { type Logger, silentLogger } from '../util/log.js';
+import { type Logger, logFailure, silentLogger } from '../util/log.js';
 
 export interface HealthReport {
   provider: string;
@@ -66,7 +66,12 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
 
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?', 1)[0];
-    if (path === CRON_RUN_PATH && options.control) return void handleRun(req, res, options.control, options.host, log);
+    if (path === CRON_RUN_PATH && options.control) {
+      return void handleRun(req, res, options.control, options.host, log).catch((err: unknown) => {
+        logFailure(log, 'gateway: cron run request failed')(err);
+        if (!res.headersSent) send(res, 500, { error: 'the run could not be started; see the gateway log' });
+      });
+    }
     // Nothing else takes a body: drained, so an answer sent early is not cut off by an unread one.
     req.resume();
     if (!hostHeaderAllowed(req.headers.host, { bindHost: options.host })) {

@@ -242,7 +242,8 @@ export function localTriggerService(context: GatewayContext, pollMs = 500): Gate
     await store.record(trigger.id, 'ok');
     await store.complete(delivery);
   };
-  const drain = () => {
+  /** Starts a pass unless one runs; `pass` never rejects (its failure is logged), `stop` awaits it. */
+  const drain = (): void => {
     pass ??= (async () => {
       for (const delivery of await store.claim()) await deliver(delivery);
     })()
@@ -250,7 +251,6 @@ export function localTriggerService(context: GatewayContext, pollMs = 500): Gate
       .finally(() => {
         pass = undefined;
       });
-    return pass;
   };
   return {
     name: 'local-triggers',
@@ -262,9 +262,9 @@ export function localTriggerService(context: GatewayContext, pollMs = 500): Gate
         })
         .catch(logFailure(context.log, 'triggers: recovery failed'))
         .finally(() => {
-          timer = setInterval(() => void drain(), pollMs);
+          timer = setInterval(drain, pollMs);
           timer.unref();
-          void drain();
+          drain();
         });
     },
     stop: async () => {
