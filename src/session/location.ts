@@ -77,6 +77,8 @@ export async function withSessionsLock<T>(root: string, log: Logger, fn: () => P
     retries: { retries: 200, minTimeout: 20, maxTimeout: 250, factor: 1.3 },
     onCompromised: (error) => log.warn(`${root}: sessions lock compromised: ${error.message}`),
   }).catch((error: unknown) => {
+    // A read-only or full disk keeps its own code, and so its own message and fix.
+    if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw FileWriteError.of(error, join(root, LOCK_NAME));
     throw new UserError(
       `Could not lock ${root} (${(error as Error).message}).`,
       `Another nanobot may be starting; if none is, remove ${join(root, LOCK_NAME)}.`,

@@ -56,6 +56,7 @@ describe('common options before the sub-command', () => {
     const home = tempHome();
     const a = join(home, 'a.json');
     const b = join(home, 'b.json');
+    for (const file of [a, b]) expect((await runCli(['onboard', '-c', file], home)).code).toBe(0);
     const both = await runCli(['-c', a, 'status', '-c', b], home);
     expect(both.stdout).toContain(`Config:     ${b}`);
     const version = await runCli(['-v'], home);

@@ -62,7 +62,7 @@ describe.skipIf(!canMount())('setup I/O errors name the path and the fix (real t
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(
       new RegExp(
-        `^Error: read-only file system \\(EROFS\\) at ${sessions}/[0-9a-f]{32}; remount its file system read-write .* and run again$`,
+        `^Error: read-only file system \\(EROFS\\) at ${sessions}/\\S+; remount its file system read-write .* and run again$`,
       ),
     );
     const verbose = await runCli([...args, '--verbose'], home);

@@ -133,12 +133,14 @@ describe('exec sandbox (bubblewrap)', () => {
   it.skipIf(!hasBwrap)('writes to the workspace reach the host; /tmp is private and writable', async () => {
     const { workspace, run } = setup();
     fs.mkdirSync(path.join(workspace, 'sub'));
-    const result = await run('echo built > out.txt && echo scratch > /tmp/x && cat /tmp/x && pwd', {
+    // A name of its own: the host's /tmp may hold anything, even a directory called x.
+    const scratch = `/tmp/nanobot-private-${process.pid}-${Date.now()}`;
+    const result = await run(`echo built > out.txt && echo scratch > ${scratch} && cat ${scratch} && pwd`, {
       working_dir: 'sub',
     });
     expect(result.content).toBe(`scratch\n${path.join(workspace, 'sub')}\nExit code: 0`);
     expect(fs.readFileSync(path.join(workspace, 'sub', 'out.txt'), 'utf8')).toBe('built\n');
-    expect(fs.existsSync('/tmp/x') && fs.readFileSync('/tmp/x', 'utf8') === 'scratch\n').toBe(false);
+    expect(fs.existsSync(scratch)).toBe(false);
   });
 
   it.skipIf(!hasBwrap)('hides config.json in the data dir and the rest of the home dir', async () => {
