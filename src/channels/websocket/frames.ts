@@ -51,14 +51,21 @@ export type ServerFrame =
    * A request the server refused, or (with `kind`) a turn that failed: `kind` is the provider error kind (`auth`,
    * `network`, …) or `internal`; `hint` says what to fix (`Check providers.openai.apiKey …`).
    */
-  | { event: 'error'; detail: string; chat_id?: string; kind?: string; hint?: string };
+  | { event: 'error'; detail: string; chat_id?: string; kind?: string; hint?: string }
+  /** The answer to a `webui_request` (nanobot's chat-management mutations). */
+  | { event: 'webui_response'; request_id: string; ok: true; result: unknown }
+  | { event: 'webui_response'; request_id: string; ok: false; error: { status: number; message: string } }
+  /** The sidebar state changed (pins, titles, …): every WebUI connection gets the new state. */
+  | { event: 'sidebar_state_updated'; state: unknown };
 
 export type ClientEnvelope =
   | { type: 'new_chat' }
   | { type: 'attach'; chat_id: string }
   | { type: 'detach'; chat_id: string }
   /** `media`: references returned by `POST /api/uploads`. */
-  | { type: 'message'; chat_id: string; content: string; media?: string[] };
+  | { type: 'message'; chat_id: string; content: string; media?: string[] }
+  /** A chat-management mutation (`session.delete`, `sidebar.update`, …), answered by `webui_response`. */
+  | { type: 'webui_request'; request_id: unknown; action: unknown; payload: unknown; [key: string]: unknown };
 
 // ── REST (`/api/*`, `Authorization: Bearer <token>`) ───────────────────────────────────────────────────────────
 

@@ -1,6 +1,8 @@
 /**
  * The WebUI's REST routes (token already checked by http.ts):
- *   GET    /api/sessions              the WebSocket chats, newest first
+ *   GET    /api/sessions              the WebSocket chats, newest first, in nanobot's row shape (sessions-api.ts)
+ *   GET    /api/sessions/<key>/{webui-thread,context,automations}   nanobot's routes (sessions-api.ts)
+ *   GET    /api/webui/sidebar-state   nanobot's sidebar state (written with the `sidebar.update` webui_request)
  *   GET    /api/sessions/:chat_id     one chat's history
  *   PATCH  /api/sessions/:chat_id     {"title": "…"} renames it (a title in the session's metadata)
  *   DELETE /api/sessions/:chat_id     deletes it
@@ -17,10 +19,17 @@ import { isPathInside, realpathNearest } from '../../security/workspace.js';
 import { errorMessage } from '../../util/errors.js';
 import type { WebUiBackend } from './backend.js';
 import { statusReport } from './backend.js';
-import { CHAT_ID_PATTERN, type SessionHistory, type SessionRow, type UploadResult } from './frames.js';
+import { CHAT_ID_PATTERN, type SessionHistory, type UploadResult } from './frames.js';
 import { historyEntries, sessionTitle } from './history.js';
 import { sendJson } from './http.js';
 import { type MediaRefs, receiveUpload, servedContentType, UploadError } from './media-refs.js';
+import {
+  listSessions,
+  type SessionsApiOptions,
+  sessionAutomations,
+  sessionContext,
+  webuiThread,
+} from './sessions-api.js';
 
 export interface RestOptions {
   backend(): WebUiBackend | undefined;
@@ -36,6 +45,8 @@ export interface RestOptions {
   keyPrefix: string;
   /** The WebSocket upgrade path. */
   wsPath: string;
+  /** nanobot's session routes: transcripts and sidebar state. */
+  sessionsApi: SessionsApiOptions;
 }
 
 const MAX_JSON_BODY = 16 * 1024;
@@ -50,7 +61,14 @@ export async function handleApi(
   const parts = url.pathname.split('/').filter(Boolean).slice(1);
   const [resource, id, extra] = parts;
   const method = req.method ?? 'GET';
-  if (extra !== undefined) return sendJson(res, 404, { error: 'not found' });
+  if (resource === 'sessions' && id !== undefined && extra !== undefined) {
+    return sessionSubroute(req, res, url, options, id, parts.slice(2));
+  }
+  if (resource === 'webui' && id === 'sidebar-state' && extra === undefined) {
+    if (method !== 'GET') return sendJson(res, 405, { error: 'WebUI mutations require an authenticated WebSocket' });
+    return sendJson(res, 200, await options.sessionsApi.sidebar.read());
+  }
+  if (extra !== undefined) return sendJson(res, 404, { error: 'API route not found' });
 
   if (resource === 'uploads' && id === undefined) {
     if (method !== 'POST') return sendJson(res, 405, { error: 'use POST' });
@@ -73,20 +91,8 @@ export async function handleApi(
 
   if (id === undefined) {
     if (method !== 'GET') return sendJson(res, 405, { error: 'use GET' });
-    const rows: SessionRow[] = [];
-    for (const summary of await backend.sessions().list()) {
-      if (!summary.key.startsWith(options.keyPrefix)) continue;
-      const chatId = summary.key.slice(options.keyPrefix.length);
-      if (!CHAT_ID_PATTERN.test(chatId)) continue;
-      const session = await backend.sessions().load(summary.key);
-      rows.push({
-        chat_id: chatId,
-        title: sessionTitle(session),
-        updated_at: summary.updatedAt,
-        message_count: summary.messageCount,
-      });
-    }
-    return sendJson(res, 200, { sessions: rows });
+    const answer = await listSessions(backend, options.sessionsApi);
+    return sendJson(res, answer.status, answer.body);
   }
 
   if (!CHAT_ID_PATTERN.test(id)) return sendJson(res, 400, { error: 'invalid chat_id' });
@@ -105,6 +111,7 @@ export async function handleApi(
   if (backend.isBusy(key)) return sendJson(res, 409, { error: 'the agent is answering in this chat; try again after' });
   if (method === 'DELETE') {
     await backend.sessions().delete(key);
+    options.sessionsApi.transcripts.remove(id);
     return sendJson(res, 200, { deleted: id });
   }
   const parsed = renameBody.safeParse(await readJson(req).catch(() => undefined));
@@ -114,6 +121,33 @@ export async function handleApi(
   session.metadata.title = parsed.data.title;
   await backend.sessions().save(session);
   return sendJson(res, 200, { chat_id: id, title: parsed.data.title });
+}
+
+/** `GET /api/sessions/<key>/<route>`: nanobot's read-only session routes. */
+async function sessionSubroute(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  options: RestOptions,
+  rawKey: string,
+  rest: string[],
+): Promise<void> {
+  const [route, more] = rest;
+  const known = route === 'webui-thread' || route === 'context' || route === 'automations';
+  if (!known || more !== undefined) {
+    if (route === 'delete') return sendJson(res, 405, { error: 'WebUI mutations require an authenticated WebSocket' });
+    return sendJson(res, 404, { error: 'API route not found' });
+  }
+  if ((req.method ?? 'GET') !== 'GET') return sendJson(res, 405, { error: 'use GET' });
+  const backend = options.backend();
+  if (!backend) return sendJson(res, 503, { error: 'session manager unavailable' });
+  const answer =
+    route === 'webui-thread'
+      ? await webuiThread(backend, options.sessionsApi, rawKey, url.searchParams)
+      : route === 'context'
+        ? await sessionContext(backend, options.sessionsApi, rawKey)
+        : await sessionAutomations(backend, options.sessionsApi, rawKey);
+  return sendJson(res, answer.status, answer.body);
 }
 
 async function upload(req: IncomingMessage, res: ServerResponse, options: RestOptions): Promise<void> {

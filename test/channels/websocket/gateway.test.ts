@@ -2,7 +2,8 @@ import { writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServerFrame, SessionHistory, SessionRow, StatusReport } from '../../../src/channels/websocket/frames.js';
+import type { ServerFrame, SessionHistory, StatusReport } from '../../../src/channels/websocket/frames.js';
+import type { SessionListRow } from '../../../src/channels/websocket/sessions-api.js';
 import { gate } from '../../helpers/eventually.js';
 import { startWebUiGateway, type WebUiGateway } from './gateway-helpers.js';
 import { connect, type TestClient } from './helpers.js';
@@ -79,9 +80,9 @@ describe('WebSocket channel in a running gateway', () => {
     const deltaIds = new Set(frames.flatMap((f) => (f.event === 'delta' ? [f.stream_id] : [])));
     expect([...deltaIds]).toEqual([end?.event === 'stream_end' ? end.stream_id : '']);
 
-    const list = await get<{ sessions: SessionRow[] }>('/api/sessions');
+    const list = await get<{ sessions: SessionListRow[] }>('/api/sessions');
     expect(list.body.sessions).toEqual([
-      expect.objectContaining({ chat_id: chatId, title: 'What do my notes say?', message_count: 4 }),
+      expect.objectContaining({ key: `websocket:${chatId}`, title: '', preview: 'What do my notes say?' }),
     ]);
     const history = await get<SessionHistory>(`/api/sessions/${chatId}`);
     expect(history.body.entries).toEqual([
@@ -96,12 +97,12 @@ describe('WebSocket channel in a running gateway', () => {
 
     const renamed = await get(`/api/sessions/${chatId}`, { method: 'PATCH', body: JSON.stringify({ title: 'Notes' }) });
     expect(renamed.status).toBe(200);
-    expect((await get<{ sessions: SessionRow[] }>('/api/sessions')).body.sessions[0]?.title).toBe('Notes');
+    expect((await get<{ sessions: SessionListRow[] }>('/api/sessions')).body.sessions[0]?.title).toBe('Notes');
     expect((await get(`/api/sessions/${chatId}`, { method: 'PATCH', body: '{"title":""}' })).status).toBe(400);
 
     const deleted = await get(`/api/sessions/${chatId}`, { method: 'DELETE' });
     expect(deleted.status).toBe(200);
-    expect((await get<{ sessions: SessionRow[] }>('/api/sessions')).body.sessions).toEqual([]);
+    expect((await get<{ sessions: SessionListRow[] }>('/api/sessions')).body.sessions).toEqual([]);
   });
 
   it('reports model, provider, context use, channels and cron jobs', async () => {
