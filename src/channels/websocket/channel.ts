@@ -156,7 +156,6 @@ export class WebSocketChannel implements Channel, WebUiHost {
             uploadDir: join(this.options.dataDir, 'media', this.name),
             maxUploadBytes: () => this.options.settings().maxMediaMb * 1024 * 1024,
             sessionKey: (chatId) => `${this.name}:${chatId}`,
-            keyPrefix: `${this.name}:`,
             wsPath: normalizePath(settings.path),
             sessionsApi: this.sessionsApi,
           }),

@@ -3,9 +3,6 @@
  *   GET    /api/sessions              the WebSocket chats, newest first, in nanobot's row shape (sessions-api.ts)
  *   GET    /api/sessions/<key>/{webui-thread,context,automations}   nanobot's routes (sessions-api.ts)
  *   GET    /api/webui/sidebar-state   nanobot's sidebar state (written with the `sidebar.update` webui_request)
- *   GET    /api/sessions/:chat_id     one chat's history
- *   PATCH  /api/sessions/:chat_id     {"title": "…"} renames it (a title in the session's metadata)
- *   DELETE /api/sessions/:chat_id     deletes it
  *   GET    /api/status[?chat_id=]     model, provider, context use, channels, cron jobs
  *   GET    /api/info                  where the WebSocket is (`ws_path`)
  *   POST   /api/uploads               raw file body → {"id", …}, a reference for a `message` envelope
@@ -13,14 +10,12 @@
  */
 import { closeSync, createReadStream } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { z } from 'zod';
 import { type CheckedFile, openCheckedFile, type RealPathCheck } from '../../security/checked-open.js';
 import { isPathInside, realpathNearest } from '../../security/workspace.js';
 import { errorMessage } from '../../util/errors.js';
 import type { WebUiBackend } from './backend.js';
 import { statusReport } from './backend.js';
-import { CHAT_ID_PATTERN, type SessionHistory, type UploadResult } from './frames.js';
-import { historyEntries, sessionTitle } from './history.js';
+import { CHAT_ID_PATTERN, type UploadResult } from './frames.js';
 import { sendJson } from './http.js';
 import { type MediaRefs, receiveUpload, servedContentType, UploadError } from './media-refs.js';
 import {
@@ -41,16 +36,11 @@ export interface RestOptions {
   maxUploadBytes(): number;
   /** `websocket:<chat_id>`. */
   sessionKey(chatId: string): string;
-  /** The prefix of this channel's session keys (`websocket:`). */
-  keyPrefix: string;
   /** The WebSocket upgrade path. */
   wsPath: string;
   /** nanobot's session routes: transcripts and sidebar state. */
   sessionsApi: SessionsApiOptions;
 }
-
-const MAX_JSON_BODY = 16 * 1024;
-const renameBody = z.strictObject({ title: z.string().trim().min(1).max(120) });
 
 export async function handleApi(
   req: IncomingMessage,
@@ -95,32 +85,9 @@ export async function handleApi(
     return sendJson(res, answer.status, answer.body);
   }
 
-  if (!CHAT_ID_PATTERN.test(id)) return sendJson(res, 400, { error: 'invalid chat_id' });
-  const key = options.sessionKey(id);
-  if (method === 'GET') {
-    const session = await backend.sessions().load(key);
-    const history: SessionHistory = {
-      chat_id: id,
-      title: sessionTitle(session),
-      entries: historyEntries(session.messages),
-    };
-    return sendJson(res, 200, history);
-  }
-  if (method !== 'PATCH' && method !== 'DELETE') return sendJson(res, 405, { error: 'use GET, PATCH or DELETE' });
-  // The running turn saves its own copy of the session at the end, which would undo the change.
-  if (backend.isBusy(key)) return sendJson(res, 409, { error: 'the agent is answering in this chat; try again after' });
-  if (method === 'DELETE') {
-    await backend.sessions().delete(key);
-    options.sessionsApi.transcripts.remove(id);
-    return sendJson(res, 200, { deleted: id });
-  }
-  const parsed = renameBody.safeParse(await readJson(req).catch(() => undefined));
-  if (!parsed.success) return sendJson(res, 400, { error: 'send {"title": "…"} (1–120 characters)' });
-  const session = await backend.sessions().load(key);
-  if (session.messages.length === 0) return sendJson(res, 404, { error: 'no such chat' });
-  session.metadata.title = parsed.data.title;
-  await backend.sessions().save(session);
-  return sendJson(res, 200, { chat_id: id, title: parsed.data.title });
+  // Per-chat reads go through nanobot's routes (/api/sessions/<key>/…); changes through webui_request.
+  if (method !== 'GET') return sendJson(res, 405, { error: 'WebUI mutations require an authenticated WebSocket' });
+  return sendJson(res, 404, { error: 'API route not found' });
 }
 
 /** `GET /api/sessions/<key>/<route>`: nanobot's read-only session routes. */
@@ -200,15 +167,4 @@ async function media(res: ServerResponse, id: string, options: RestOptions): Pro
   const body = createReadStream('', { fd, start: 0, end: stats.size - 1 });
   body.on('error', () => res.destroy());
   body.pipe(res);
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_JSON_BODY) throw new Error('body too large');
-    chunks.push(chunk);
-  }
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
 }

@@ -11,7 +11,7 @@ import { jobOrigin } from '../../cron/types.js';
 import type { Session } from '../../session/types.js';
 import { sessionTitle } from '../../session/types.js';
 import type { WebUiBackend } from './backend.js';
-import { CHAT_ID_PATTERN } from './frames.js';
+import { CHAT_ID_PATTERN, type SessionListRow, type WorkspaceScope } from './frames.js';
 import type { SidebarStateStore } from './sidebar-state.js';
 import { buildThread, threadQuery, threadQueryError } from './thread.js';
 import type { WebuiTranscripts } from './transcript.js';
@@ -32,25 +32,7 @@ export interface ApiAnswer {
   body: unknown;
 }
 
-/** nanobot's `workspace_scope` payload of a chat: its own (session metadata) or the gateway's workspace. */
-export interface WorkspaceScope {
-  project_path: string;
-  project_name: string;
-  access_mode: 'restricted' | 'full';
-  restrict_to_workspace: boolean;
-}
-
-/** A sidebar row, in nanobot's shape (`key`, `created_at`, `updated_at`, `title`, `preview`, …). */
-export interface SessionListRow {
-  key: string;
-  created_at: string | null;
-  updated_at: string | null;
-  title: string;
-  preview: string;
-  model_preset: string | null;
-  workspace_scope: WorkspaceScope;
-  run_started_at?: number;
-}
+export type { SessionListRow, WorkspaceScope };
 
 const notFound = (message = 'session not found'): ApiAnswer => ({ status: 404, body: { error: message } });
 

@@ -2,8 +2,13 @@ import { writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServerFrame, SessionHistory, StatusReport } from '../../../src/channels/websocket/frames.js';
-import type { SessionListRow } from '../../../src/channels/websocket/sessions-api.js';
+import type {
+  ServerFrame,
+  SessionListRow,
+  SidebarStateView,
+  StatusReport,
+  ThreadResponse,
+} from '../../../src/channels/websocket/frames.js';
 import { gate } from '../../helpers/eventually.js';
 import { startWebUiGateway, type WebUiGateway } from './gateway-helpers.js';
 import { connect, type TestClient } from './helpers.js';
@@ -84,24 +89,40 @@ describe('WebSocket channel in a running gateway', () => {
     expect(list.body.sessions).toEqual([
       expect.objectContaining({ key: `websocket:${chatId}`, title: '', preview: 'What do my notes say?' }),
     ]);
-    const history = await get<SessionHistory>(`/api/sessions/${chatId}`);
-    expect(history.body.entries).toEqual([
-      { role: 'user', text: 'What do my notes say?' },
-      {
-        role: 'assistant',
-        text: 'Your notes say **hello world**.',
-        reasoning: 'The user wants the notes.',
-        tools: [expect.objectContaining({ name: 'read_file', result: expect.stringContaining('hello world') })],
-      },
+    const key = encodeURIComponent(`websocket:${chatId}`);
+    const thread = await get<ThreadResponse>(`/api/sessions/${key}/webui-thread`);
+    expect(thread.body.messages.map((m) => [m.role, m.kind ?? '', m.content])).toEqual([
+      ['user', '', 'What do my notes say?'],
+      ['assistant', '', ''],
+      ['tool', 'trace', 'read_file({"path":"notes.md"})'],
+      ['assistant', '', 'Your notes say **hello world**.'],
     ]);
+    expect(thread.body.messages[1]?.reasoning).toBe('The user wants the notes.');
+    expect(String(thread.body.messages[2]?.toolEvents?.[0]?.result)).toContain('hello world');
 
-    const renamed = await get(`/api/sessions/${chatId}`, { method: 'PATCH', body: JSON.stringify({ title: 'Notes' }) });
-    expect(renamed.status).toBe(200);
-    expect((await get<{ sessions: SessionListRow[] }>('/api/sessions')).body.sessions[0]?.title).toBe('Notes');
-    expect((await get(`/api/sessions/${chatId}`, { method: 'PATCH', body: '{"title":""}' })).status).toBe(400);
+    // Our old per-chat routes are gone: one protocol, nanobot's (mutations go over the WebSocket).
+    for (const method of ['GET', 'PATCH', 'DELETE']) {
+      expect((await get(`/api/sessions/${chatId}`, { method })).status).toBe(method === 'GET' ? 404 : 405);
+    }
+    client.send({
+      type: 'webui_request',
+      request_id: 'rename-1',
+      action: 'sidebar.update',
+      payload: { state: { title_overrides: { [`websocket:${chatId}`]: 'Notes' } } },
+    });
+    await client.next((f) => f.event === 'webui_response' && f.request_id === 'rename-1' && f.ok);
+    expect((await get<SidebarStateView>('/api/webui/sidebar-state')).body.title_overrides).toEqual({
+      [`websocket:${chatId}`]: 'Notes',
+    });
 
-    const deleted = await get(`/api/sessions/${chatId}`, { method: 'DELETE' });
-    expect(deleted.status).toBe(200);
+    client.send({
+      type: 'webui_request',
+      request_id: 'del-1',
+      action: 'session.delete',
+      payload: { key: `websocket:${chatId}` },
+    });
+    const deleted = await client.next((f) => f.event === 'webui_response' && f.request_id === 'del-1');
+    expect(deleted).toMatchObject({ ok: true, result: { deleted: true } });
     expect((await get<{ sessions: SessionListRow[] }>('/api/sessions')).body.sessions).toEqual([]);
   });
 
