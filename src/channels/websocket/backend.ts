@@ -8,6 +8,7 @@ import type { CronJob, CronSchedule } from '../../cron/types.js';
 import type { GatewayContext, GatewayService } from '../../gateway/lifecycle.js';
 import { estimateTextTokens } from '../../memory/tokens.js';
 import type { Session, SessionStore } from '../../session/types.js';
+import type { CommandInfo } from './commands-api.js';
 import type { StatusReport } from './frames.js';
 import type { WorkspaceScope } from './sessions-api.js';
 
@@ -20,6 +21,8 @@ export interface WebUiBackend {
   cronJobs(): Promise<CronJob[]>;
   /** The gateway's workspace as nanobot's `workspace_scope` payload (a chat's own scope overrides it). */
   workspaceScope(): WorkspaceScope;
+  /** The slash commands the agent runs (for `/api/commands`). */
+  commands?(): CommandInfo[];
   /** When the running turn of this session started (epoch seconds), if one runs. */
   runStartedAt?(sessionKey: string): number | undefined;
 }
@@ -46,6 +49,11 @@ export function gatewayBackend(context: GatewayContext, channels: () => readonly
     channels: () => Object.fromEntries(channels().map((channel) => [channel.name, channel.status()])),
     // Pending changes in action.jsonl (nanobot's `agent` writes there) are part of the list, as nanobot shows them.
     cronJobs: () => listCronJobs(context.loaded().workspace),
+    commands: () =>
+      context
+        .agent()
+        .loop.commands.list()
+        .map(({ name, description, usage }) => ({ name, description, ...(usage ? { usage } : {}) })),
     workspaceScope: () => {
       const { workspace, config } = context.loaded();
       return workspaceScopeOf(workspace, config.tools.restrictToWorkspace);

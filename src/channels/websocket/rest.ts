@@ -3,6 +3,7 @@
  *   GET    /api/sessions              the WebSocket chats, newest first, in nanobot's row shape (sessions-api.ts)
  *   GET    /api/sessions/<key>/{webui-thread,context,automations}   nanobot's routes (sessions-api.ts)
  *   GET    /api/webui/sidebar-state   nanobot's sidebar state (written with the `sidebar.update` webui_request)
+ *   GET    /api/commands              the slash commands, in nanobot's palette shape (commands-api.ts)
  *   GET    /api/status[?chat_id=]     model, provider, context use, channels, cron jobs
  *   GET    /api/info                  where the WebSocket is (`ws_path`)
  *   POST   /api/uploads               raw file body → {"id", …}, a reference for a `message` envelope
@@ -15,6 +16,7 @@ import { isPathInside, realpathNearest } from '../../security/workspace.js';
 import { errorMessage } from '../../util/errors.js';
 import type { WebUiBackend } from './backend.js';
 import { statusReport } from './backend.js';
+import { commandPalette } from './commands-api.js';
 import { CHAT_ID_PATTERN, type UploadResult } from './frames.js';
 import { sendJson } from './http.js';
 import { type MediaRefs, receiveUpload, servedContentType, UploadError } from './media-refs.js';
@@ -70,6 +72,10 @@ export async function handleApi(
   const backend = options.backend();
   if (!backend) return sendJson(res, 503, { error: 'the gateway is still starting' });
 
+  if (resource === 'commands' && id === undefined) {
+    if (method !== 'GET') return sendJson(res, 405, { error: 'use GET' });
+    return sendJson(res, 200, commandPalette(backend.commands?.() ?? []));
+  }
   if (resource === 'status' && id === undefined) {
     if (method !== 'GET') return sendJson(res, 405, { error: 'use GET' });
     const chatId = url.searchParams.get('chat_id');

@@ -16,8 +16,8 @@ import type { SidebarStateStore } from './sidebar-state.js';
 import { buildThread, threadQuery, threadQueryError } from './thread.js';
 import type { WebuiTranscripts } from './transcript.js';
 
-/** nanobot's `_nanobot_model_preset` session metadata key. */
-const MODEL_PRESET_KEY = '_nanobot_model_preset';
+/** nanobot's session metadata key for the chat's model preset, then ours (`/model` writes `model_preset`). */
+const MODEL_PRESET_KEYS = ['_nanobot_model_preset', 'model_preset'];
 const API_KEY_PATTERN = /^[A-Za-z0-9_:.-]{1,128}$/;
 
 export interface SessionsApiOptions {
@@ -86,7 +86,7 @@ export async function listSessions(backend: WebUiBackend, options: SessionsApiOp
 }
 
 function rowOf(session: Session, backend: WebUiBackend, preview: string): SessionListRow {
-  const preset = session.metadata[MODEL_PRESET_KEY];
+  const preset = MODEL_PRESET_KEYS.map((k) => session.metadata[k]).find((v) => typeof v === 'string' && v.trim());
   const row: SessionListRow = {
     key: session.key,
     created_at: session.createdAt,

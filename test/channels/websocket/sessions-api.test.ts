@@ -121,6 +121,7 @@ describe('the chat list and old chats, as nanobot reads them', () => {
     for (const [path, status] of cases) expect([path, (await get(run, path)).status]).toEqual([path, status]);
     const routes = [
       '/api/sessions',
+      '/api/commands',
       thread('websocket:c1'),
       '/api/sessions/websocket%3Ac1/context',
       '/api/sessions/websocket%3Ac1/automations',
@@ -129,7 +130,7 @@ describe('the chat list and old chats, as nanobot reads them', () => {
     for (const [i, path] of routes.entries()) {
       expect([path, (await get(run, path, null)).status]).toEqual([path, 401]);
       // (Not on every route: ten wrong tokens a minute and the address is limited, 429.)
-      if (i < 3) expect([path, (await get(run, path, 'wrong-token')).status]).toEqual([path, 401]);
+      if (i < 2) expect([path, (await get(run, path, 'wrong-token')).status]).toEqual([path, 401]);
       const cross = await fetch(`${run.url}${path}`, {
         headers: { authorization: `Bearer ${run.token}`, origin: 'http://evil.example' },
       });
@@ -140,6 +141,39 @@ describe('the chat list and old chats, as nanobot reads them', () => {
       headers: { authorization: `Bearer ${run.token}` },
     });
     expect(del.status).toBe(405);
+  });
+
+  it("/api/commands lists the slash commands this gateway runs, in nanobot's palette shape", async () => {
+    const run = await gateway([]);
+    const { status, body } = await get(run, '/api/commands');
+    expect(status).toBe(200);
+    const commands = body.commands as Record<string, unknown>[];
+    const byName = new Map(commands.map((c) => [c.command, c]));
+    expect(byName.get('/stop')).toMatchObject({ lifecycle: 'stop_active_turn', accepts_args: false, icon: 'square' });
+    expect(byName.get('/new')).toMatchObject({ lifecycle: 'finalize_active_turn' });
+    expect(byName.get('/help')).toMatchObject({ lifecycle: 'side_channel', title: 'Show this help' });
+    // Every row has what the client keeps (it drops a row whose lifecycle it does not know).
+    const lifecycles = [
+      'side_channel',
+      'finalize_active_turn',
+      'stop_active_turn',
+      'agent_turn',
+      'agent_turn_with_args',
+    ];
+    for (const c of commands) {
+      expect(Object.keys(c).sort()).toEqual([
+        'accepts_args',
+        'arg_hint',
+        'command',
+        'description',
+        'icon',
+        'lifecycle',
+        'title',
+      ]);
+      expect(lifecycles).toContain(c.lifecycle);
+      expect(c.accepts_args).toBe(String(c.arg_hint).length > 0);
+    }
+    expect(commands.some((c) => c.accepts_args === true)).toBe(true);
   });
 
   it('shows tool calls from the transcript, pages whole turns newest first, and falls back to the session', async () => {
