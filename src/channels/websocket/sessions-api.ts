@@ -8,6 +8,7 @@
  * `<key>` is the URL-encoded session key (`websocket:<chat_id>`); another channel's key is "session not found".
  */
 import { jobOrigin } from '../../cron/types.js';
+import { estimateTextTokens } from '../../memory/tokens.js';
 import type { Session } from '../../session/types.js';
 import { sessionTitle } from '../../session/types.js';
 import type { WebUiBackend } from './backend.js';
@@ -137,33 +138,46 @@ export async function webuiThread(
   return { status: 200, body: { ...thread, workspace_scope: scopeOf(session, backend) } };
 }
 
+/** What the session replays to the model (nanobot's `session_context_payload`; the TUI's context view reads it). */
 export async function sessionContext(backend: WebUiBackend, options: SessionsApiOptions, raw: string) {
   const target = sessionKeyFrom(raw, options.channel);
   if ('status' in target) return target;
   const session = await backend.sessions().load(target.key);
   if (session.messages.length === 0) return notFound();
   const summary = session.metadata._last_summary;
-  const summaryText =
-    typeof summary === 'object' && summary !== null && typeof (summary as { text?: unknown }).text === 'string'
-      ? ((summary as { text: string }).text ?? '').trim()
-      : '';
-  const replay = session.messages.slice(session.lastConsolidated);
-  const estimate = (text: string) => Math.ceil(text.length / 4);
-  const replayTokens = replay.reduce((n, m) => n + estimate(JSON.stringify(m.content ?? '')), 0);
+  const { text, last_active } = (typeof summary === 'object' && summary !== null ? summary : {}) as {
+    text?: unknown;
+    last_active?: unknown;
+  };
+  const summaryText = typeof text === 'string' ? text.trim() : '';
+  const archived = Math.min(session.lastConsolidated, session.messages.length);
+  const replay = session.messages.slice(archived);
+  const replayTokens = replay.reduce((n, m) => n + estimateTextTokens(JSON.stringify(m.content ?? '')), 0);
+  const summaryTokens = summaryText ? estimateTextTokens(summaryText) : 0;
+  const usage = session.metadata._last_usage;
+  const lastUsage =
+    typeof usage === 'object' && usage !== null
+      ? Object.fromEntries(Object.entries(usage).filter(([, v]) => Number.isInteger(v) && (v as number) >= 0))
+      : null;
   return {
     status: 200,
     body: {
       schema_version: 1,
       session_key: target.key,
-      summary: summaryText,
-      summary_tokens: summaryText ? estimate(summaryText) : 0,
-      replay_message_count: replay.length,
-      replay_tokens: replayTokens,
-      total_tokens: replayTokens + (summaryText ? estimate(summaryText) : 0),
+      total_messages: session.messages.length,
+      archived_messages: archived,
+      replay_messages: replay.length,
+      estimated_replay_tokens: replayTokens,
+      estimated_summary_tokens: summaryTokens,
+      estimated_session_tokens: replayTokens + summaryTokens,
+      archived_summary: summaryText ? summaryText.slice(0, 4000) : null,
+      archived_summary_at: typeof last_active === 'string' ? last_active : null,
+      last_usage: lastUsage,
     },
   } satisfies ApiAnswer;
 }
 
+/** The automations (cron jobs) bound to the chat, as nanobot's `session_automations_payload`: `{"jobs": […]}`. */
 export async function sessionAutomations(backend: WebUiBackend, options: SessionsApiOptions, raw: string) {
   const target = sessionKeyFrom(raw, options.channel);
   if ('status' in target) return target;
@@ -178,13 +192,23 @@ export async function sessionAutomations(backend: WebUiBackend, options: Session
   return {
     status: 200,
     body: {
-      session_key: target.key,
-      automations: jobs.map((job) => ({
+      jobs: jobs.map((job) => ({
         id: job.id,
         name: job.name,
         enabled: job.enabled,
-        schedule: job.schedule,
-        next_run_at_ms: job.state.nextRunAtMs ?? null,
+        schedule: {
+          kind: job.schedule.kind,
+          at_ms: job.schedule.atMs ?? null,
+          every_ms: job.schedule.everyMs ?? null,
+          expr: job.schedule.expr ?? null,
+          tz: job.schedule.tz ?? null,
+        },
+        payload: { message: job.payload.message ?? '' },
+        state: {
+          next_run_at_ms: job.state.nextRunAtMs ?? null,
+          last_status: job.state.lastStatus ?? null,
+          pending: false,
+        },
       })),
     },
   } satisfies ApiAnswer;

@@ -146,6 +146,19 @@ describe('WebSocket channel in a running gateway', () => {
     );
     client.send({ type: 'message', chat_id: chatId, content: 'hello' });
     await turnFrames(client, chatId);
+    // The job bound to this chat is its automation (nanobot's `/api/sessions/<key>/automations`).
+    const automations = await get<{ jobs: { id: string; name: string; schedule: { every_ms: number } }[] }>(
+      `/api/sessions/${encodeURIComponent(`websocket:${chatId}`)}/automations`,
+    );
+    expect(automations.body.jobs).toEqual([
+      expect.objectContaining({
+        id: 'j1',
+        name: 'water plants',
+        schedule: expect.objectContaining({ every_ms: 3_600_000 }),
+      }),
+    ]);
+    const elsewhere = await get<{ jobs: unknown[] }>('/api/sessions/websocket%3Aother-chat/automations');
+    expect(elsewhere.body.jobs).toEqual([]);
     const status = await get<StatusReport>(`/api/status?chat_id=${chatId}`);
     expect(status.body).toMatchObject({
       model: 'test-model',

@@ -96,6 +96,21 @@ describe('the chat list and old chats, as nanobot reads them', () => {
     const again = await get(run, thread('websocket:py-web-chat-1', '?limit=40&direction=latest'));
     expect((again.body.messages as Msg[]).map((m) => m.id)).toEqual(messages.map((m) => m.id));
     expect(new Set(messages.map((m) => m.id)).size).toBe(2);
+
+    // The TUI's context view and the chat's automations (its cron jobs are bound to cli:direct, not this chat).
+    const context = await get(run, '/api/sessions/websocket%3Apy-web-chat-1/context');
+    expect(context.body).toMatchObject({
+      schema_version: 1,
+      session_key: 'websocket:py-web-chat-1',
+      total_messages: 2,
+      archived_messages: 0,
+      replay_messages: 2,
+      archived_summary: null,
+      last_usage: { prompt_tokens: 2436, completion_tokens: 7 },
+    });
+    expect(context.body.estimated_session_tokens).toBeGreaterThan(0);
+    expect((await get(run, '/api/sessions/websocket%3Apy-web-chat-1/automations')).body).toEqual({ jobs: [] });
+    expect((await get(run, '/api/sessions/websocket%3Anone/context')).status).toBe(404);
   });
 
   it('refuses bad thread queries and keys as nanobot does (400 / 404), and every route without the token', async () => {
