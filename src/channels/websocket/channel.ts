@@ -30,10 +30,13 @@ import { framesFor } from './outbound.js';
 import { FlushScheduler, Outbox } from './outbox.js';
 import { type ClientFrame, FRAME_CEILING_FACTOR, oversizeDetail, parseClientFrame } from './protocol.js';
 import { handleApi } from './rest.js';
+import type { SessionsApiOptions } from './sessions-api.js';
 import { hostForUrl, normalizePath, type WebSocketSettings } from './settings.js';
+import { SidebarStateStore } from './sidebar-state.js';
 import { resolveToken } from './token.js';
 import { WebuiTranscripts } from './transcript.js';
 import { EVENT_META } from './turn-events.js';
+import { handleWebuiRequest } from './webui-requests.js';
 
 export const WEBSOCKET_CHANNEL = 'websocket';
 /** Where `npm run build` puts the WebUI. */
@@ -93,11 +96,18 @@ export class WebSocketChannel implements Channel, WebUiHost {
 
   /** nanobot's WebUI transcripts, so a chat continued here shows in its WebUI too. */
   private readonly transcripts: WebuiTranscripts;
+  /** nanobot's session routes and chat-management requests: transcripts, sidebar state. */
+  private readonly sessionsApi: SessionsApiOptions;
 
   constructor(private readonly options: WebSocketChannelOptions) {
     this.authLimiter = options.authLimiter ?? new AuthLimiter();
     this.log = options.log ?? silentLogger;
     this.transcripts = new WebuiTranscripts(join(options.dataDir, 'webui'), this.name, this.log);
+    this.sessionsApi = {
+      channel: this.name,
+      transcripts: this.transcripts,
+      sidebar: new SidebarStateStore(join(options.dataDir, 'webui')),
+    };
   }
 
   /** Any chat when allowFrom is `"*"` (the default); otherwise a chat an allowed client follows now. */
@@ -146,8 +156,8 @@ export class WebSocketChannel implements Channel, WebUiHost {
             uploadDir: join(this.options.dataDir, 'media', this.name),
             maxUploadBytes: () => this.options.settings().maxMediaMb * 1024 * 1024,
             sessionKey: (chatId) => `${this.name}:${chatId}`,
-            keyPrefix: `${this.name}:`,
             wsPath: normalizePath(settings.path),
+            sessionsApi: this.sessionsApi,
           }),
         upgrade: (req, socket, head, url) => this.upgrade(req, socket, head, url),
         onError: (message) => this.log.warn(`${this.name}: ${message}`),
@@ -341,7 +351,21 @@ export class WebSocketChannel implements Channel, WebUiHost {
       case 'message':
         if (!this.attach(client, frame.chat_id)) return this.tooManyChats(client);
         return this.publish(client, frame.chat_id, frame.content, frame.media ?? []);
+      case 'webui_request':
+        return this.webuiRequest(client, frame);
     }
+  }
+
+  private async webuiRequest(client: Client, frame: Record<string, unknown>): Promise<void> {
+    const answer = await handleWebuiRequest(frame, {
+      backend: () => this.backend,
+      sessions: this.sessionsApi,
+      broadcastSidebar: (state) => {
+        for (const other of this.clients) this.sendFrame(other, { event: 'sidebar_state_updated', state });
+      },
+    });
+    if ('invalidId' in answer) this.sendFrame(client, { event: 'error', detail: 'invalid webui request_id' });
+    else this.sendFrame(client, answer);
   }
 
   private tooManyChats(client: Client): void {

@@ -31,6 +31,11 @@ export interface WebUiServerOptions {
   onError(message: string): void;
   /** Failed-token limiter (per remote address); default: 10 failures a minute. */
   authLimiter?: AuthLimiter;
+  /**
+   * Other credentials accepted beside the static token (e.g. nanobot's short-lived `api_token` from the bootstrap);
+   * `route` says where it is presented. Checked in the same place, under the same limiter.
+   */
+  acceptsOther?(given: string, route: 'api' | 'websocket'): boolean;
 }
 
 export interface WebUiServer {
@@ -55,13 +60,17 @@ export async function startWebUiServer(options: WebUiServerOptions): Promise<Web
   const { settings } = options;
   const wsPath = normalizePath(settings.path);
   const limiter = options.authLimiter ?? new AuthLimiter();
-  /** Undefined when the token is right (or none is needed), else the refusal: 429 while limited, 401 otherwise. */
-  const tokenRefusal = (req: IncomingMessage, given: string | undefined) => {
+  /**
+   * The one token check of every route and the WebSocket: undefined when the token is right (or none is needed), else
+   * the refusal: 429 while limited, 401 otherwise.
+   */
+  const tokenRefusal = (req: IncomingMessage, given: string | undefined, route: 'api' | 'websocket') => {
     if (options.token === undefined) return undefined;
     const address = req.socket.remoteAddress;
     const wait = limiter.retryAfterS(address);
     if (wait > 0) return { status: 429, retryAfterS: wait, reason: `too many wrong tokens; retry in ${wait} s` };
     if (secretMatches(options.token, given)) return undefined;
+    if (given && options.acceptsOther?.(given, route)) return undefined;
     limiter.recordFailure(address);
     return { status: 401, retryAfterS: 0, reason: 'missing or wrong token' };
   };
@@ -84,7 +93,7 @@ export async function startWebUiServer(options: WebUiServerOptions): Promise<Web
     if (!hostAllowed(req, settings)) return sendJson(res, 421, { error: 'unknown Host' });
     if (url.pathname === '/api' || url.pathname.startsWith('/api/')) {
       if (!originAllowed(req, settings)) return sendJson(res, 403, { error: 'cross-origin request refused' });
-      const refused = tokenRefusal(req, bearerToken(req));
+      const refused = tokenRefusal(req, bearerToken(req), 'api');
       if (refused?.status === 429) res.setHeader('retry-after', String(refused.retryAfterS));
       if (refused?.status === 401) {
         return sendJson(res, 401, { error: 'missing or wrong token (Authorization: Bearer <token>)' });
@@ -109,7 +118,7 @@ export async function startWebUiServer(options: WebUiServerOptions): Promise<Web
     if (!hostAllowed(req, settings)) return refuse(socket, 421, 'unknown Host');
     if (!originAllowed(req, settings)) return refuse(socket, 403, 'cross-origin WebSocket refused');
     const given = url.searchParams.get('token') ?? bearerToken(req);
-    const refused = tokenRefusal(req, given);
+    const refused = tokenRefusal(req, given, 'websocket');
     if (refused) return refuse(socket, refused.status, refused.reason, refused.retryAfterS);
     options.upgrade(req, socket, head, url);
   });

@@ -41,6 +41,13 @@ const envelopeSchema = z.discriminatedUnion('type', [
       .max(MAX_MEDIA_PER_MESSAGE, `at most ${MAX_MEDIA_PER_MESSAGE} attachments per message`)
       .optional(),
   }),
+  // Checked field by field where it is handled (webui-requests.ts), with nanobot's answers for each fault.
+  z.looseObject({
+    type: z.literal('webui_request'),
+    request_id: z.unknown(),
+    action: z.unknown(),
+    payload: z.unknown(),
+  }),
 ]);
 
 /** Text for the connection's default chat (a legacy frame). */
@@ -53,7 +60,7 @@ export type ClientFrame = ClientEnvelope | LegacyText;
 
 export type ParsedFrame = { ok: true; frame: ClientFrame } | { ok: false; detail: string };
 
-const KNOWN_TYPES = new Set(['new_chat', 'attach', 'detach', 'message']);
+const KNOWN_TYPES = new Set(['new_chat', 'attach', 'detach', 'message', 'webui_request']);
 
 export function parseClientFrame(raw: string): ParsedFrame {
   const text = raw.trim();
