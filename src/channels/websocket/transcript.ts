@@ -1,8 +1,8 @@
 /**
  * nanobot's WebUI transcript of a WebSocket chat: `~/.nanobot/webui/<safe session key>.jsonl`, one event per line
- * (`user`, the reply as `message` or `stream_end` with its whole text, `turn_end`), each with `created_at_ms`. nanobot's
- * WebUI shows a chat from this file (filling in user turns from the session), so chats continued here show there
- * too. Appends only, one whole line per write (O_APPEND), like nanobot's own writer; deltas are never recorded.
+ * (`user`, tool activity as `message` rows with `tool_events`, the reply as `message` or `stream_end` with its whole
+ * text, `turn_end`), each with `created_at_ms`. nanobot's WebUI shows a chat from this file (filling in user turns
+ * from the session), so chats continued here show there too. Appends only, one whole line per write (O_APPEND), like nanobot's own writer; deltas are never recorded.
  */
 import { closeSync, constants, fstatSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
@@ -44,12 +44,17 @@ export class WebuiTranscripts {
     });
   }
 
-  /** What nanobot keeps of the frames it sends: whole replies and turn ends, no deltas, no activity. */
+  /** What nanobot keeps of the frames it sends: tool activity, whole replies and turn ends, no deltas. */
   frame(frame: ServerFrame, mediaPaths: readonly string[]): void {
     if (!('event' in frame) || typeof frame.chat_id !== 'string') return;
     const chat_id = frame.chat_id;
     const media = mediaPaths.length ? { media: [...mediaPaths] } : {};
-    if (frame.event === 'message' && frame.kind === undefined) {
+    if (frame.event === 'message' && frame.kind !== undefined) {
+      // Tool activity, as nanobot keeps it: the row with its tool events (a reopened chat shows its tool cards).
+      if (frame.tool_events) {
+        this.append({ event: 'message', chat_id, text: frame.text, kind: frame.kind, tool_events: frame.tool_events });
+      }
+    } else if (frame.event === 'message') {
       this.append({ event: 'message', chat_id, text: frame.text, ...media });
     } else if (frame.event === 'stream_end' && typeof frame.text === 'string') {
       this.append({ event: 'stream_end', chat_id, stream_id: frame.stream_id, text: frame.text, ...media });
