@@ -40,6 +40,22 @@ export interface ToolEventPayload {
   embeds: unknown[];
 }
 
+/** nanobot's file edit: what an edit tool changes in one file (counted from the call; `approximate` when unsure). */
+export interface FileEditPayload {
+  version: 1;
+  call_id: string;
+  /** `write_file`, `edit_file` or `apply_patch`. */
+  tool: string;
+  /** As the call named it. */
+  path: string;
+  phase: 'start' | 'end' | 'error';
+  added: number;
+  deleted: number;
+  approximate: boolean;
+  status: 'editing' | 'done' | 'error';
+  error?: string;
+}
+
 export type ServerFrame =
   | { event: 'ready'; chat_id: string; client_id: string; upload: { path: string } }
   | { event: 'attached'; chat_id: string }
@@ -58,6 +74,8 @@ export type ServerFrame =
       media_urls?: MediaUrl[];
       reply_to?: string;
     }
+  /** An edit tool's change to files (beside its `tool_events` rows; clients fold the two). */
+  | { event: 'file_edit'; chat_id: string; edits: FileEditPayload[] }
   | { event: 'delta'; chat_id: string; text: string; stream_id: string }
   /** Ends one streamed segment; `text`, when present, is the authoritative final text of that segment. */
   | { event: 'stream_end'; chat_id: string; stream_id: string; text?: string }

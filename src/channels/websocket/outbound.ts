@@ -3,8 +3,8 @@
  * `stream_end`; the final reply completes its streamed segment (`stream_end` with the authoritative text) or is a
  * `message`, and is followed by `turn_end`. Turns that asked for detail (`_wants_events`) get reasoning frames and
  * tool calls as nanobot's tool events: a `message` of kind `tool_hint` with the call's start, one of kind
- * `progress` with its end or error; the bare hints and whole-reasoning notes that chat apps get are left out for
- * them. Files go as `media` (paths) with `media_urls` (signed URLs a client can fetch without the token).
+ * `progress` with its end or error (and, for edit tools, `file_edit` rows); the bare hints and whole-reasoning
+ * notes that chat apps get are left out for them. Files go as `media` (paths) with `media_urls` (signed URLs a client can fetch without the token).
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -31,6 +31,22 @@ const toolEventSchema = z.object({
   embeds: z.array(z.unknown()),
 });
 const toolEventsSchema = z.array(toolEventSchema).min(1);
+const fileEditsSchema = z
+  .array(
+    z.object({
+      version: z.literal(1),
+      call_id: z.string(),
+      tool: z.string(),
+      path: z.string(),
+      phase: z.enum(['start', 'end', 'error']),
+      added: z.int().min(0),
+      deleted: z.int().min(0),
+      approximate: z.boolean(),
+      status: z.enum(['editing', 'done', 'error']),
+      error: z.string().optional(),
+    }),
+  )
+  .min(1);
 
 export function framesFor(
   message: OutboundMessage,
@@ -58,6 +74,10 @@ export function framesFor(
     const tool_events: ToolEventPayload[] = parsed.data;
     const kind = tool_events.some((event) => event.phase === 'start') ? 'tool_hint' : 'progress';
     return [{ event: 'message', chat_id, text, kind, tool_events }];
+  }
+  if (meta[EVENT_META.fileEdits] !== undefined) {
+    const parsed = fileEditsSchema.safeParse(meta[EVENT_META.fileEdits]);
+    return parsed.success && switches.sendToolHints ? [{ event: 'file_edit', chat_id, edits: parsed.data }] : [];
   }
   if (meta[META.progress]) {
     if (meta[META.reasoning]) {

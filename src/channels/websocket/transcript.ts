@@ -1,8 +1,9 @@
 /**
  * nanobot's WebUI transcript of a WebSocket chat: `~/.nanobot/webui/<safe session key>.jsonl`, one event per line
- * (`user`, tool activity as `message` rows with `tool_events`, the reply as `message` or `stream_end` with its whole
- * text, `turn_end`), each with `created_at_ms`. nanobot's WebUI shows a chat from this file (filling in user turns
- * from the session), so chats continued here show there too. Appends only, one whole line per write (O_APPEND), like nanobot's own writer; deltas are never recorded.
+ * (`user`; tool activity as `message` rows with `tool_events` and `file_edit` rows; the reply as `message` or
+ * `stream_end` with its whole text; `turn_end`), each with `created_at_ms`. nanobot's WebUI shows a chat from this
+ * file (filling in user turns from the session), so chats continued here show there too. Appends only, one whole
+ * line per write (O_APPEND), like nanobot's own writer; deltas are never recorded.
  */
 import { closeSync, constants, fstatSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
@@ -54,6 +55,8 @@ export class WebuiTranscripts {
       if (frame.tool_events) {
         this.append({ event: 'message', chat_id, text: frame.text, kind: frame.kind, tool_events: frame.tool_events });
       }
+    } else if (frame.event === 'file_edit') {
+      this.append({ event: 'file_edit', chat_id, edits: frame.edits });
     } else if (frame.event === 'message') {
       this.append({ event: 'message', chat_id, text: frame.text, ...media });
     } else if (frame.event === 'stream_end' && typeof frame.text === 'string') {

@@ -12,7 +12,8 @@
 import { randomBytes } from 'node:crypto';
 import type { RunnerEvent } from '../../agent/runner.js';
 import type { ContentPart, ToolCall } from '../../providers/types.js';
-import type { ToolEventPayload } from './frames.js';
+import { fileEdits, isFileEditTool } from './file-edits.js';
+import type { FileEditPayload, ToolEventPayload } from './frames.js';
 
 /** Tool results and arguments are cut to this many characters (the cards show a preview). */
 export const PREVIEW_CHARS = 2_000;
@@ -29,6 +30,8 @@ export const EVENT_META = {
   reasoningEnd: '_reasoning_end',
   /** ToolEventPayload[]; the message's content is the call's one-line hint (start) or empty (end, error). */
   toolEvents: '_tool_events',
+  /** FileEditPayload[] of an edit tool's call. */
+  fileEdits: '_file_edits',
 } as const;
 
 export interface TurnEventSettings {
@@ -67,6 +70,7 @@ export class TurnEvents {
         if (!this.settings.sendToolHints) return;
         const payload = toolEvent(event.call, 'start', null, null);
         this.publish(this.describeTool(event) || event.call.function.name, { [EVENT_META.toolEvents]: [payload] });
+        this.publishEdits(event.call, 'start');
         return;
       }
       case 'tool-end': {
@@ -77,11 +81,23 @@ export class TurnEvents {
           ? toolEvent(event.call, 'error', null, text.trim() || 'Tool execution failed')
           : toolEvent(event.call, 'end', text, null);
         this.publish('', { [EVENT_META.toolEvents]: [payload] });
+        this.publishEdits(event.call, failed ? 'error' : 'end', text);
         return;
       }
       default:
         return;
     }
+  }
+
+  private publishEdits(call: ToolCall, phase: FileEditPayload['phase'], error?: string): void {
+    if (!isFileEditTool(call.function.name)) return;
+    // Counted on the whole arguments, not the preview the tool event carries.
+    const edits = fileEdits(
+      { id: call.id, name: call.function.name, arguments: parseObject(call.function.arguments) },
+      phase,
+      error,
+    );
+    if (edits.length) this.publish('', { [EVENT_META.fileEdits]: edits });
   }
 
   /** Ends the reasoning stream that is open (the answer or a tool call follows, or the turn ends). */
@@ -113,14 +129,19 @@ function toolEvent(
 
 /** The call's arguments as an object (`{}` when they are not a JSON object); long strings cut to a preview. */
 export function argumentsObject(json: string): Record<string, unknown> {
+  return cutStrings(parseObject(json));
+}
+
+function parseObject(json: string): Record<string, unknown> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(json);
   } catch {
     return {};
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return {};
-  return cutStrings(parsed as Record<string, unknown>);
+  return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+    ? (parsed as Record<string, unknown>)
+    : {};
 }
 
 function cutStrings(value: Record<string, unknown>): Record<string, unknown> {
