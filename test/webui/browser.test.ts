@@ -153,7 +153,12 @@ describe.skipIf(!hasChromium)('WebUI in Chromium', () => {
     // The picture the agent sent is shown, loaded from its signed /api/media URL (no token in the page's request).
     const picture = page.locator('[data-testid="assistant-message"] img.media-image');
     expect(await picture.getAttribute('src')).toMatch(/^\/api\/media\/[^/]+\/[^/]+$/);
-    await expect.poll(() => picture.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(1);
+    const loadedWidth = () =>
+      picture.evaluate((img) => {
+        const image = img as unknown as { complete: boolean; naturalWidth: number };
+        return image.complete ? image.naturalWidth : 0;
+      });
+    await expect.poll(loadedWidth).toBe(1);
     await expect.poll(() => sessions.count()).toBe(2);
     await page.locator('.sessions .session-open', { hasText: 'What do my notes say?' }).click();
     await page.locator('[data-testid="assistant-message"] strong', { hasText: 'hello world' }).waitFor();
