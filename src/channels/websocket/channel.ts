@@ -23,7 +23,7 @@ import { META } from '../metadata.js';
 import type { PairingStore } from '../pairing.js';
 import type { DeliverySwitches } from '../settings.js';
 import type { WebUiBackend, WebUiHost } from './backend.js';
-import type { InlineMedia, ServerFrame } from './frames.js';
+import type { InlineAttachment, ServerFrame } from './frames.js';
 import { startWebUiServer, type WebUiServer } from './http.js';
 import { decodeInlineMedia, storeInlineMedia } from './inline-media.js';
 import { MediaRefs } from './media-refs.js';
@@ -357,7 +357,7 @@ export class WebSocketChannel implements Channel, WebUiHost {
     client: Client,
     chatId: string,
     content: string,
-    attachments: readonly (string | InlineMedia)[],
+    attachments: readonly (string | InlineAttachment)[],
   ): Promise<void> {
     // allowFrom may have changed since the connection was made (a config reload).
     if (!this.allowed(client.clientId)) {
@@ -398,7 +398,7 @@ export class WebSocketChannel implements Channel, WebUiHost {
   private async attachmentPaths(
     client: Client,
     chatId: string,
-    attachments: readonly (string | InlineMedia)[],
+    attachments: readonly (string | InlineAttachment)[],
   ): Promise<string[] | undefined> {
     const paths: string[] = [];
     for (const ref of attachments) {
@@ -410,7 +410,7 @@ export class WebSocketChannel implements Channel, WebUiHost {
       }
       paths.push(file.path);
     }
-    const inline = attachments.filter((item): item is InlineMedia => typeof item !== 'string');
+    const inline = attachments.filter((item): item is InlineAttachment => typeof item !== 'string');
     if (inline.length === 0) return paths;
     const decoded = decodeInlineMedia(inline, this.options.settings().maxMediaMb * 1024 * 1024);
     if (!decoded.ok) {

@@ -96,10 +96,10 @@ export type ClientEnvelope =
   | { type: 'attach'; chat_id: string }
   | { type: 'detach'; chat_id: string }
   /** `media`: references returned by `POST /api/uploads`, or files inline (nanobot's `{data_url, name}`). */
-  | { type: 'message'; chat_id: string; content: string; media?: (string | InlineMedia)[] };
+  | { type: 'message'; chat_id: string; content: string; media?: (string | InlineAttachment)[] };
 
-/** A file sent inside the `message` envelope: a base64 `data:` URL; `name` is advisory. */
-export interface InlineMedia {
+/** An attachment sent inline in a `message` (nanobot's WebUI): a `data:` URL and the file's name. */
+export interface InlineAttachment {
   data_url: string;
   name?: string;
 }

@@ -7,7 +7,7 @@
 import { extname } from 'node:path';
 import { saveAttachment } from '../media.js';
 import type { AttachmentKind } from '../platform.js';
-import type { InlineMedia } from './frames.js';
+import type { InlineAttachment } from './frames.js';
 
 export const MAX_INLINE_FILES = 4;
 const MAX_INLINE_VIDEOS = 1;
@@ -51,7 +51,7 @@ export interface DecodedFile {
 export type DecodedMedia = { ok: true; files: DecodedFile[] } | { ok: false; reason: InlineRejection; hint: string };
 
 /** Checks and decodes every item; nothing is written. */
-export function decodeInlineMedia(items: readonly InlineMedia[], maxFileBytes: number): DecodedMedia {
+export function decodeInlineMedia(items: readonly InlineAttachment[], maxFileBytes: number): DecodedMedia {
   const refuse = (reason: InlineRejection, hint: string): DecodedMedia => ({ ok: false, reason, hint });
   const files: DecodedFile[] = [];
   let videos = 0;

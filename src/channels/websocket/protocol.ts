@@ -27,8 +27,8 @@ export const MEDIA_REF_PATTERN = /^[A-Za-z0-9_-]{16,64}$/;
 
 const chatId = z.string().regex(CHAT_ID_PATTERN, 'invalid chat_id');
 const content = z.string().max(MAX_CONTENT_CHARS, TOO_LONG);
-/** nanobot's inline attachment; its other keys are ignored. */
-const inlineMedia = z.object({ data_url: z.string().min(1), name: z.string().optional() });
+
+const inlineAttachment = z.object({ data_url: z.string(), name: z.string().optional() });
 
 const envelopeSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('new_chat') }),
@@ -39,7 +39,7 @@ const envelopeSchema = z.discriminatedUnion('type', [
     chat_id: chatId,
     content: content.default(''),
     media: z
-      .array(z.union([z.string().regex(MEDIA_REF_PATTERN, 'invalid media reference'), inlineMedia]))
+      .array(z.union([z.string().regex(MEDIA_REF_PATTERN, 'invalid media reference'), inlineAttachment]))
       .max(MAX_MEDIA_PER_MESSAGE, `at most ${MAX_MEDIA_PER_MESSAGE} attachments per message`)
       .optional(),
   }),
