@@ -38,7 +38,11 @@ export class TurnRelay {
   constructor(private readonly options: TurnRelayOptions) {
     this.streaming = options.inbound.metadata?.[META.wantsStream] === true;
     if (options.inbound.metadata?.[EVENT_META.wantsEvents] === true) {
-      this.detail = new TurnEvents((content, extra) => this.publish(content, extra), options.settings);
+      this.detail = new TurnEvents(
+        (content, extra) => this.publish(content, extra),
+        options.settings,
+        options.describeTool,
+      );
     }
   }
 

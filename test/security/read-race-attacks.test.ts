@@ -221,13 +221,17 @@ describe.skipIf(!renameSwapSupported())(
       for (const file of [path.join(inMedia.box, 'data.txt'), path.join(inWorkspace.box, 'data.txt')]) {
         await started.channel.send({ channel: 'websocket', chatId: ready.chat_id, content: 'f', media: [file] });
         const frame = await client.next((f) => f.event === 'message');
-        links.push(frame.event === 'message' ? (frame.media?.[0]?.url ?? '') : '');
+        const url = frame.event === 'message' ? frame.media_urls?.[0]?.url : undefined;
+        // A file outside the media dir gets no URL at all; one inside gets a signed one (no token needed).
+        if (file.startsWith(inWorkspace.box)) expect(url).toBeUndefined();
+        else links.push(url ?? '');
       }
+      expect(links).toEqual([expect.stringMatching(/^\/api\/media\/[^/]+\/[^/]+$/)]);
       await race(inWorkspace);
       await race(inMedia);
       const outcome = await attack(links, async (link) => {
         try {
-          return await (await api(started, link)).text();
+          return await (await api(started, link, { token: null })).text();
         } catch (error) {
           return String(error); // a response cut short is no leak, and must not end the attack early
         }

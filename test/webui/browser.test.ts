@@ -34,9 +34,12 @@ describe.skipIf(!hasChromium)('WebUI in Chromium', () => {
     run = await startWebUiGateway([
       { reasoning: 'The user wants their notes.', toolCalls: [{ name: 'read_file', arguments: { path: 'notes.md' } }] },
       { text: FIRST_ANSWER },
+      // The agent sends a picture back (the message tool): shown from its signed media URL.
+      { toolCalls: [{ name: 'message', arguments: { content: 'Here is a chart.', media: ['chart.png'] } }] },
       { text: 'Second chat answer.' },
     ]);
     writeFileSync(join(run.workspace, 'notes.md'), 'hello world\n');
+    writeFileSync(join(run.workspace, 'chart.png'), PIXEL_PNG);
     mkdirSync(ARTIFACTS, { recursive: true });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -147,6 +150,15 @@ describe.skipIf(!hasChromium)('WebUI in Chromium', () => {
     await page.locator('[data-testid="user-message"] .chip', { hasText: 'pixel.png' }).waitFor();
     await page.locator('[data-testid="assistant-message"]', { hasText: 'Second chat answer.' }).waitFor();
     expect(JSON.stringify(run.fake.requests.at(-1)?.body.messages)).toMatch(/media\/websocket\/[^"]*pixel\.png/);
+    // The picture the agent sent is shown, loaded from its signed /api/media URL (no token in the page's request).
+    const picture = page.locator('[data-testid="assistant-message"] img.media-image');
+    expect(await picture.getAttribute('src')).toMatch(/^\/api\/media\/[^/]+\/[^/]+$/);
+    const loadedWidth = () =>
+      picture.evaluate((img) => {
+        const image = img as unknown as { complete: boolean; naturalWidth: number };
+        return image.complete ? image.naturalWidth : 0;
+      });
+    await expect.poll(loadedWidth).toBe(1);
     await expect.poll(() => sessions.count()).toBe(2);
     await page.locator('.sessions .session-open', { hasText: 'What do my notes say?' }).click();
     await page.locator('[data-testid="assistant-message"] strong', { hasText: 'hello world' }).waitFor();

@@ -9,7 +9,25 @@ const chat_id = 'c1';
 describe('WebUI chat state', () => {
   it('a message tool send mid-turn joins the running turn, which stays busy until turn_end', () => {
     let state = addUserMessage(emptyChat, 'send me the file', []);
-    state = apply(state, { event: 'tool_start', chat_id, tool_call_id: 't1', name: 'message', arguments: '{}' });
+    state = apply(state, {
+      event: 'message',
+      chat_id,
+      text: 'message',
+      kind: 'tool_hint',
+      tool_events: [
+        {
+          version: 1,
+          phase: 'start',
+          call_id: 't1',
+          name: 'message',
+          arguments: {},
+          result: null,
+          error: null,
+          files: [],
+          embeds: [],
+        },
+      ],
+    });
     state = apply(state, { event: 'message', chat_id, text: 'Here is the file.' });
     expect(state.busy).toBe(true);
     expect(state.items.at(-1)).toMatchObject({ kind: 'assistant', done: false });
@@ -20,6 +38,85 @@ describe('WebUI chat state', () => {
     );
     expect(state.busy).toBe(false);
     expect(state.items).toHaveLength(2);
+  });
+
+  it('tool events: each start adds a card, its end or error (by call_id) finishes it; media_urls attach files', () => {
+    const event = (phase: 'start' | 'end' | 'error', call_id: string, name: string, extra = {}) => ({
+      version: 1 as const,
+      phase,
+      call_id,
+      name,
+      arguments: { path: `${call_id}.md` },
+      result: null,
+      error: null,
+      files: [],
+      embeds: [],
+      ...extra,
+    });
+    let state = addUserMessage(emptyChat, 'read two files', []);
+    state = apply(
+      state,
+      {
+        event: 'message',
+        chat_id,
+        text: 'read a.md',
+        kind: 'tool_hint',
+        tool_events: [event('start', 'a', 'read_file')],
+      },
+      {
+        event: 'message',
+        chat_id,
+        text: 'read b.md',
+        kind: 'tool_hint',
+        tool_events: [event('start', 'b', 'read_file')],
+      },
+      {
+        event: 'message',
+        chat_id,
+        text: '',
+        kind: 'progress',
+        tool_events: [event('error', 'b', 'read_file', { error: 'Error: no b.md' })],
+      },
+      {
+        event: 'message',
+        chat_id,
+        text: '',
+        kind: 'progress',
+        tool_events: [event('end', 'a', 'read_file', { result: 'alpha' })],
+      },
+      {
+        event: 'message',
+        chat_id,
+        text: '',
+        media: ['/home/u/.nanobot/media/outbound/1/chart.png'],
+        media_urls: [{ url: '/api/media/sig/payload', name: 'chart.png', kind: 'image' }],
+      },
+    );
+    const turn = state.items.at(-1);
+    expect(turn?.kind === 'assistant' && turn.blocks).toEqual([
+      {
+        type: 'tool',
+        id: 'a',
+        name: 'read_file',
+        args: '{"path":"a.md"}',
+        result: 'alpha',
+        isError: false,
+        done: true,
+      },
+      {
+        type: 'tool',
+        id: 'b',
+        name: 'read_file',
+        args: '{"path":"b.md"}',
+        result: 'Error: no b.md',
+        isError: true,
+        done: true,
+      },
+    ]);
+    expect(turn?.kind === 'assistant' && turn.media).toEqual([
+      { url: '/api/media/sig/payload', name: 'chart.png', kind: 'image' },
+    ]);
+    expect(state.busy).toBe(true);
   });
 
   it('a message while no turn runs (a reminder) is a finished answer and does not make the chat busy', () => {

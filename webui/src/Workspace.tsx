@@ -281,7 +281,7 @@ export function Workspace({ api, wsPath, theme, onToggleTheme }: WorkspaceProps)
             <code>nanobot gateway</code>.
           </div>
         )}
-        <ChatView chat={chat} api={api} onSuggest={(text) => setPrefill({ text, at: Date.now() })} />
+        <ChatView chat={chat} onSuggest={(text) => setPrefill({ text, at: Date.now() })} />
         <Composer
           busy={chat.busy}
           disabled={connection !== 'open' || !active}

@@ -91,11 +91,4 @@ export class Api {
       body: file,
     });
   }
-
-  /** A file the agent sent, as a blob URL (media needs the token, so a plain link would not do). */
-  async mediaUrl(url: string): Promise<string> {
-    const res = await fetch(url, { headers: this.auth() });
-    if (!res.ok) throw new ApiError(res.status, `HTTP ${res.status}`);
-    return URL.createObjectURL(await res.blob());
-  }
 }

@@ -1,5 +1,5 @@
 /** What a chat shows, built from history and then from server frames as they arrive. */
-import type { MediaLink, ServerFrame, ThreadMessage } from '../../src/channels/websocket/frames.js';
+import type { MediaUrl, ServerFrame, ThreadMessage, ToolEventPayload } from '../../src/channels/websocket/frames.js';
 
 export type Block =
   | { type: 'reasoning'; id: string; text: string; done: boolean }
@@ -19,7 +19,7 @@ export type Block =
 
 export type Item =
   | { kind: 'user'; id: string; text: string; media: string[] }
-  | { kind: 'assistant'; id: string; blocks: Block[]; media: MediaLink[]; done: boolean };
+  | { kind: 'assistant'; id: string; blocks: Block[]; media: MediaUrl[]; done: boolean };
 
 export interface ChatState {
   items: Item[];
@@ -95,25 +95,14 @@ export function applyFrame(state: ChatState, frame: ServerFrame): ChatState {
       return updateTurn(state, (blocks) => appendText(blocks, 'reasoning', frame.stream_id, frame.text));
     case 'reasoning_end':
       return updateTurn(state, (blocks) => finish(blocks, 'reasoning', frame.stream_id));
-    case 'stream_end': {
-      const next = updateTurn(state, (blocks) => finish(blocks, 'text', frame.stream_id, frame.text), frame.media);
-      return next;
-    }
-    case 'tool_start':
-      return updateTurn(state, (blocks) => [
-        ...blocks,
-        { type: 'tool', id: frame.tool_call_id, name: frame.name, args: frame.arguments, done: false },
-      ]);
-    case 'tool_end':
-      return updateTurn(state, (blocks) => {
-        const known = blocks.some((b) => b.type === 'tool' && b.id === frame.tool_call_id);
-        const ended = { result: frame.result, isError: frame.is_error, done: true };
-        if (!known) {
-          return [...blocks, { type: 'tool', id: frame.tool_call_id, name: frame.name, args: '', ...ended }];
-        }
-        return blocks.map((b) => (b.type === 'tool' && b.id === frame.tool_call_id ? { ...b, ...ended } : b));
-      });
+    case 'stream_end':
+      return updateTurn(state, (blocks) => finish(blocks, 'text', frame.stream_id, frame.text));
     case 'message':
+      // A tool call's start (`tool_hint`) or end (`progress`), as nanobot's tool events.
+      if (frame.tool_events?.length) {
+        const events = frame.tool_events;
+        return updateTurn(state, (blocks) => events.reduce(applyToolEvent, blocks));
+      }
       if (frame.kind) {
         return updateTurn(state, (blocks) => [
           ...blocks,
@@ -124,17 +113,20 @@ export function applyFrame(state: ChatState, frame: ServerFrame): ChatState {
       // one (the `message` tool) it joins the turn, which goes on until turn_end.
       return updateTurn(
         state,
-        (blocks) => [
-          ...blocks,
-          {
-            type: 'text',
-            id: nextId('t'),
-            text: frame.text,
-            done: true,
-            ...(frame.render_as === 'text' ? { plain: true } : {}),
-          },
-        ],
-        frame.media,
+        (blocks) =>
+          frame.text
+            ? [
+                ...blocks,
+                {
+                  type: 'text',
+                  id: nextId('t'),
+                  text: frame.text,
+                  done: true,
+                  ...(frame.render_as === 'text' ? { plain: true } : {}),
+                },
+              ]
+            : blocks,
+        frame.media_urls,
         state.busy,
       );
     case 'turn_end':
@@ -171,7 +163,7 @@ export function applyFrame(state: ChatState, frame: ServerFrame): ChatState {
 function updateTurn(
   state: ChatState,
   change: (blocks: Block[]) => Block[],
-  media?: MediaLink[],
+  media?: MediaUrl[],
   busy = true,
 ): ChatState {
   const last = state.items.at(-1);
@@ -185,6 +177,23 @@ function updateTurn(
   }
   items.push({ ...turn, blocks: change(turn.blocks), media: media ? [...turn.media, ...media] : turn.media });
   return { items, busy };
+}
+
+/** One phase of one tool call: a start adds its card, an end or error finishes the card with the same `call_id`. */
+function applyToolEvent(blocks: Block[], event: ToolEventPayload): Block[] {
+  const ended =
+    event.phase === 'start'
+      ? undefined
+      : event.phase === 'error'
+        ? { result: event.error ?? '', isError: true, done: true }
+        : { result: event.result ?? '', isError: false, done: true };
+  const known = blocks.some((b) => b.type === 'tool' && b.id === event.call_id);
+  if (!known) {
+    const args = JSON.stringify(event.arguments);
+    return [...blocks, { type: 'tool', id: event.call_id, name: event.name, args, done: false, ...ended }];
+  }
+  if (!ended) return blocks;
+  return blocks.map((b) => (b.type === 'tool' && b.id === event.call_id ? { ...b, ...ended } : b));
 }
 
 function appendText(blocks: Block[], type: 'text' | 'reasoning', id: string, text: string): Block[] {

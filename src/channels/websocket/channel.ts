@@ -23,13 +23,15 @@ import { META } from '../metadata.js';
 import type { PairingStore } from '../pairing.js';
 import type { DeliverySwitches } from '../settings.js';
 import type { WebUiBackend, WebUiHost } from './backend.js';
-import type { ServerFrame } from './frames.js';
+import type { InlineAttachment, ServerFrame } from './frames.js';
 import { startWebUiServer, type WebUiServer } from './http.js';
+import { decodeInlineMedia, storeInlineMedia } from './inline-media.js';
 import { MediaRefs } from './media-refs.js';
+import { MediaSigner } from './media-urls.js';
 import { framesFor } from './outbound.js';
 import { FlushScheduler, Outbox } from './outbox.js';
 import { type ClientFrame, FRAME_CEILING_FACTOR, oversizeDetail, parseClientFrame } from './protocol.js';
-import { handleApi } from './rest.js';
+import { handleApi, serveSignedMedia } from './rest.js';
 import type { SessionsApiOptions } from './sessions-api.js';
 import { hostForUrl, normalizePath, type WebSocketSettings } from './settings.js';
 import { SidebarStateStore } from './sidebar-state.js';
@@ -80,6 +82,8 @@ export class WebSocketChannel implements Channel, WebUiHost {
   };
   private readonly log: Logger;
   private readonly media = new MediaRefs();
+  /** Signed URLs for the files the agent sends (`/api/media/<sig>/<payload>`, no token). */
+  private readonly signer: MediaSigner;
   private readonly authLimiter: AuthLimiter;
   private readonly subscribers = new Map<string, Set<Client>>();
   private readonly clients = new Set<Client>();
@@ -108,6 +112,7 @@ export class WebSocketChannel implements Channel, WebUiHost {
       transcripts: this.transcripts,
       sidebar: new SidebarStateStore(join(options.dataDir, 'webui')),
     };
+    this.signer = new MediaSigner(join(options.dataDir, 'media'));
   }
 
   /** Any chat when allowFrom is `"*"` (the default); otherwise a chat an allowed client follows now. */
@@ -152,13 +157,14 @@ export class WebSocketChannel implements Channel, WebUiHost {
           handleApi(req, res, url, {
             backend: () => this.backend,
             media: this.media,
-            mediaRoot: join(this.options.dataDir, 'media'),
             uploadDir: join(this.options.dataDir, 'media', this.name),
             maxUploadBytes: () => this.options.settings().maxMediaMb * 1024 * 1024,
             sessionKey: (chatId) => `${this.name}:${chatId}`,
             wsPath: normalizePath(settings.path),
             sessionsApi: this.sessionsApi,
           }),
+        signedMedia: (req, res, url) =>
+          serveSignedMedia(req, res, url, this.signer, join(this.options.dataDir, 'media')),
         upgrade: (req, socket, head, url) => this.upgrade(req, socket, head, url),
         onError: (message) => this.log.warn(`${this.name}: ${message}`),
         authLimiter: this.authLimiter,
@@ -190,11 +196,7 @@ export class WebSocketChannel implements Channel, WebUiHost {
   }
 
   async send(message: OutboundMessage): Promise<void> {
-    const frames = framesFor(message, this.switches(), (path) => {
-      const id = this.media.forOutbound(path);
-      const ref = this.media.get(id);
-      return { name: ref?.name ?? 'file', kind: ref?.kind ?? 'file', url: `/api/media/${id}` };
-    });
+    const frames = framesFor(message, this.switches(), (path) => this.signer.sign(path));
     for (const frame of frames) this.transcripts.frame(frame, message.media ?? []);
     const targets = this.subscribers.get(message.chatId);
     if (!targets?.size) {
@@ -375,21 +377,19 @@ export class WebSocketChannel implements Channel, WebUiHost {
     });
   }
 
-  private publish(client: Client, chatId: string, content: string, mediaRefs: string[]): void {
+  private async publish(
+    client: Client,
+    chatId: string,
+    content: string,
+    attachments: readonly (string | InlineAttachment)[],
+  ): Promise<void> {
     // allowFrom may have changed since the connection was made (a config reload).
     if (!this.allowed(client.clientId)) {
       this.sendFrame(client, { event: 'error', chat_id: chatId, detail: 'this client is no longer allowed' });
       return;
     }
-    const media: string[] = [];
-    for (const ref of mediaRefs) {
-      const file = this.media.get(ref);
-      if (!file) {
-        this.sendFrame(client, { event: 'error', chat_id: chatId, detail: `unknown or expired upload ${ref}` });
-        return;
-      }
-      media.push(file.path);
-    }
+    const media = await this.attachmentPaths(client, chatId, attachments);
+    if (!media) return;
     const text = content.trim();
     if (!text && media.length === 0) {
       this.sendFrame(client, { event: 'error', chat_id: chatId, detail: 'empty message' });
@@ -416,6 +416,33 @@ export class WebSocketChannel implements Channel, WebUiHost {
     }
     this.transcripts.user(chatId, text, media);
     this.bus?.publishInbound(inbound);
+  }
+
+  /** Upload references → their files; inline files → saved like uploads. Undefined (and an error frame) if refused. */
+  private async attachmentPaths(
+    client: Client,
+    chatId: string,
+    attachments: readonly (string | InlineAttachment)[],
+  ): Promise<string[] | undefined> {
+    const paths: string[] = [];
+    for (const ref of attachments) {
+      if (typeof ref !== 'string') continue;
+      const file = this.media.get(ref);
+      if (!file) {
+        this.sendFrame(client, { event: 'error', chat_id: chatId, detail: `unknown or expired upload ${ref}` });
+        return undefined;
+      }
+      paths.push(file.path);
+    }
+    const inline = attachments.filter((item): item is InlineAttachment => typeof item !== 'string');
+    if (inline.length === 0) return paths;
+    const decoded = decodeInlineMedia(inline, this.options.settings().maxMediaMb * 1024 * 1024);
+    if (!decoded.ok) {
+      const { reason, hint } = decoded;
+      this.sendFrame(client, { event: 'error', chat_id: chatId, detail: 'attachment_rejected', reason, hint });
+      return undefined;
+    }
+    return [...paths, ...(await storeInlineMedia(decoded.files, join(this.options.dataDir, 'media', this.name)))];
   }
 
   private sendFrame(client: Client, frame: ServerFrame): void {

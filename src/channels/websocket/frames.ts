@@ -7,11 +7,53 @@
 /** A chat id (nanobot's rule): also the capability to attach to that conversation. */
 export const CHAT_ID_PATTERN = /^[A-Za-z0-9_:-]{1,64}$/;
 
-/** An attachment the agent sent, downloadable from the same server with the token (`GET url`). */
+/** An uploaded file's kind (`POST /api/uploads`). */
 export interface MediaLink {
   name: string;
   kind: 'image' | 'audio' | 'video' | 'file';
   url: string;
+}
+
+/**
+ * A file the agent sent (nanobot's `media_urls` item): `url` is a signed, expiring `/api/media/<sig>/<payload>`
+ * that needs no token (an `<img src>` cannot send one) and serves only files under the media directory.
+ */
+export interface MediaUrl {
+  url: string;
+  name: string;
+  kind: 'image' | 'video' | 'file';
+}
+
+/** nanobot's tool event: one phase of one tool call (clients key calls by `call_id`). */
+export interface ToolEventPayload {
+  version: 1;
+  phase: 'start' | 'end' | 'error';
+  call_id: string;
+  name: string;
+  /** The call's arguments as an object; the same object in every phase of the call. */
+  arguments: Record<string, unknown>;
+  /** `end`: the result (a preview); otherwise null. */
+  result: string | null;
+  /** `error`: what went wrong; otherwise null. */
+  error: string | null;
+  files: unknown[];
+  embeds: unknown[];
+}
+
+/** nanobot's file edit: what an edit tool changes in one file (counted from the call; `approximate` when unsure). */
+export interface FileEditPayload {
+  version: 1;
+  call_id: string;
+  /** `write_file`, `edit_file` or `apply_patch`. */
+  tool: string;
+  /** As the call named it. */
+  path: string;
+  phase: 'start' | 'end' | 'error';
+  added: number;
+  deleted: number;
+  approximate: boolean;
+  status: 'editing' | 'done' | 'error';
+  error?: string;
 }
 
 export type ServerFrame =
@@ -23,26 +65,22 @@ export type ServerFrame =
       text: string;
       /** `tool_hint` (a one-line tool call) and `progress` are subordinate trace rows, not replies. */
       kind?: 'tool_hint' | 'progress';
+      /** The tool calls a `tool_hint` (phase start) or `progress` (phase end/error) row is about. */
+      tool_events?: ToolEventPayload[];
       /** `text`: preformatted plain text (a command's output: keep its lines and `<placeholders>`), not Markdown. */
       render_as?: 'text';
-      media?: MediaLink[];
+      /** The files' paths on the server (as nanobot sends them); `media_urls` is how a client fetches them. */
+      media?: string[];
+      media_urls?: MediaUrl[];
       reply_to?: string;
     }
+  /** An edit tool's change to files (beside its `tool_events` rows; clients fold the two). */
+  | { event: 'file_edit'; chat_id: string; edits: FileEditPayload[] }
   | { event: 'delta'; chat_id: string; text: string; stream_id: string }
   /** Ends one streamed segment; `text`, when present, is the authoritative final text of that segment. */
-  | { event: 'stream_end'; chat_id: string; stream_id: string; text?: string; media?: MediaLink[] }
+  | { event: 'stream_end'; chat_id: string; stream_id: string; text?: string }
   | { event: 'reasoning_delta'; chat_id: string; text: string; stream_id: string }
   | { event: 'reasoning_end'; chat_id: string; stream_id: string }
-  | { event: 'tool_start'; chat_id: string; tool_call_id: string; name: string; arguments: string }
-  | {
-      event: 'tool_end';
-      chat_id: string;
-      tool_call_id: string;
-      name: string;
-      /** The result, cut to a preview. */
-      result: string;
-      is_error: boolean;
-    }
   /** The agent finished answering (the stop button can go). */
   | { event: 'turn_end'; chat_id: string }
   /** What another connection on the same chat sent (a second tab). */
@@ -51,7 +89,7 @@ export type ServerFrame =
    * A request the server refused, or (with `kind`) a turn that failed: `kind` is the provider error kind (`auth`,
    * `network`, …) or `internal`; `hint` says what to fix (`Check providers.openai.apiKey …`).
    */
-  | { event: 'error'; detail: string; chat_id?: string; kind?: string; hint?: string }
+  | { event: 'error'; detail: string; chat_id?: string; kind?: string; hint?: string; reason?: string }
   /** The answer to a `webui_request` (nanobot's chat-management mutations). */
   | { event: 'webui_response'; request_id: string; ok: true; result: unknown }
   | { event: 'webui_response'; request_id: string; ok: false; error: { status: number; message: string } }
@@ -62,10 +100,16 @@ export type ClientEnvelope =
   | { type: 'new_chat' }
   | { type: 'attach'; chat_id: string }
   | { type: 'detach'; chat_id: string }
-  /** `media`: references returned by `POST /api/uploads`. */
-  | { type: 'message'; chat_id: string; content: string; media?: string[] }
+  /** `media`: references returned by `POST /api/uploads`, or files inline (nanobot's `{data_url, name}`). */
+  | { type: 'message'; chat_id: string; content: string; media?: (string | InlineAttachment)[] }
   /** A chat-management mutation (`session.delete`, `sidebar.update`, …), answered by `webui_response`. */
   | { type: 'webui_request'; request_id: unknown; action: unknown; payload: unknown; [key: string]: unknown };
+
+/** An attachment sent inline in a `message` (nanobot's WebUI): a `data:` URL and the file's name. */
+export interface InlineAttachment {
+  data_url: string;
+  name?: string;
+}
 
 // ── REST (`/api/*`, `Authorization: Bearer <token>`) ───────────────────────────────────────────────────────────
 

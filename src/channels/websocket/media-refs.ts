@@ -1,11 +1,10 @@
 /**
  * Files that cross the WebUI by opaque reference, never by path: uploads (`POST /api/uploads` → a reference the
- * client puts in its `message` envelope) and files the agent sends (`GET /api/media/<ref>`). A client cannot name a
- * path on the server, so it cannot make the agent read, or the server serve, a file it did not upload.
+ * client puts in its `message` envelope). A client cannot name a path on the server, so it cannot make the agent
+ * read a file it did not upload. (Files the agent sends go out by signed URL: media-urls.ts.)
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { basename } from 'node:path';
 import { AttachmentTooLarge, kindOfPath, saveAttachment } from '../media.js';
 import type { AttachmentKind } from '../platform.js';
 
@@ -36,12 +35,6 @@ export class MediaRefs {
     const entry = this.refs.get(id);
     if (!entry || this.now() - entry.at > REF_TTL_MS) return undefined;
     return entry;
-  }
-
-  /** A reference for a file the agent sends (the same file keeps one reference while it lives). */
-  forOutbound(path: string): string {
-    for (const [id, entry] of this.refs) if (entry.path === path && this.now() - entry.at <= REF_TTL_MS) return id;
-    return this.add({ path, name: basename(path), kind: kindOfPath(path), size: 0 });
   }
 
   private prune(): void {
@@ -117,12 +110,15 @@ function kindOfMime(mimeType: string, name: string): AttachmentKind {
   return kindOfPath(name);
 }
 
-/** The content type a file is served with: images inline (never SVG, which can carry script), the rest as bytes. */
+/** The content type a file is served with: images and videos inline (never SVG, which can carry script), the rest as bytes. */
 export function servedContentType(path: string): string {
   const lower = path.toLowerCase();
   if (/\.(jpe?g)$/.test(lower)) return 'image/jpeg';
   if (lower.endsWith('.png')) return 'image/png';
   if (lower.endsWith('.gif')) return 'image/gif';
   if (lower.endsWith('.webp')) return 'image/webp';
+  if (lower.endsWith('.mp4')) return 'video/mp4';
+  if (lower.endsWith('.webm')) return 'video/webm';
+  if (lower.endsWith('.mov')) return 'video/quicktime';
   return 'application/octet-stream';
 }

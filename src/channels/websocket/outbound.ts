@@ -1,14 +1,16 @@
 /**
  * What the agent says → server frames (nanobot's protocol). Stream deltas become `delta`, a streamed segment's end
  * `stream_end`; the final reply completes its streamed segment (`stream_end` with the authoritative text) or is a
- * `message`, and is followed by `turn_end`. Turns that asked for detail (`_wants_events`) get reasoning and tool
- * frames, and the one-line tool hints and whole-reasoning notes that chat apps get are left out for them.
+ * `message`, and is followed by `turn_end`. Turns that asked for detail (`_wants_events`) get reasoning frames and
+ * tool calls as nanobot's tool events: a `message` of kind `tool_hint` with the call's start, one of kind
+ * `progress` with its end or error (and, for edit tools, `file_edit` rows); the bare hints and whole-reasoning
+ * notes that chat apps get are left out for them. Files go as `media` (paths) with `media_urls` (signed URLs a client can fetch without the token).
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { OutboundMessage } from '../../bus/types.js';
 import { META } from '../metadata.js';
-import type { MediaLink, ServerFrame } from './frames.js';
+import type { MediaUrl, ServerFrame, ToolEventPayload } from './frames.js';
 import { EVENT_META } from './turn-events.js';
 
 export interface OutboundSwitches {
@@ -17,21 +19,40 @@ export interface OutboundSwitches {
   showReasoning: boolean;
 }
 
-const toolEventSchema = z.discriminatedUnion('phase', [
-  z.object({ phase: z.literal('start'), id: z.string(), name: z.string(), arguments: z.string() }),
-  z.object({
-    phase: z.literal('end'),
-    id: z.string(),
-    name: z.string(),
-    result: z.string(),
-    isError: z.boolean(),
-  }),
-]);
+const toolEventSchema = z.object({
+  version: z.literal(1),
+  phase: z.enum(['start', 'end', 'error']),
+  call_id: z.string(),
+  name: z.string().min(1),
+  arguments: z.record(z.string(), z.unknown()),
+  result: z.string().nullable(),
+  error: z.string().nullable(),
+  files: z.array(z.unknown()),
+  embeds: z.array(z.unknown()),
+});
+const toolEventsSchema = z.array(toolEventSchema).min(1);
+const fileEditsSchema = z
+  .array(
+    z.object({
+      version: z.literal(1),
+      call_id: z.string(),
+      tool: z.string(),
+      path: z.string(),
+      phase: z.enum(['start', 'end', 'error']),
+      added: z.int().min(0),
+      deleted: z.int().min(0),
+      approximate: z.boolean(),
+      status: z.enum(['editing', 'done', 'error']),
+      error: z.string().optional(),
+    }),
+  )
+  .min(1);
 
 export function framesFor(
   message: OutboundMessage,
   switches: OutboundSwitches,
-  mediaLink: (path: string) => MediaLink,
+  /** The signed URL of a file under the media directory; undefined for a file that is not served. */
+  mediaUrl: (path: string) => MediaUrl | undefined,
 ): ServerFrame[] {
   const meta = message.metadata ?? {};
   const chat_id = message.chatId;
@@ -47,22 +68,16 @@ export function framesFor(
   if (meta[EVENT_META.reasoningEnd]) {
     return switches.showReasoning ? [{ event: 'reasoning_end', chat_id, stream_id: streamId ?? 'r' }] : [];
   }
-  if (meta[EVENT_META.toolEvent] !== undefined) {
-    const parsed = toolEventSchema.safeParse(meta[EVENT_META.toolEvent]);
+  if (meta[EVENT_META.toolEvents] !== undefined) {
+    const parsed = toolEventsSchema.safeParse(meta[EVENT_META.toolEvents]);
     if (!parsed.success || !switches.sendToolHints) return [];
-    const tool = parsed.data;
-    return tool.phase === 'start'
-      ? [{ event: 'tool_start', chat_id, tool_call_id: tool.id, name: tool.name, arguments: tool.arguments }]
-      : [
-          {
-            event: 'tool_end',
-            chat_id,
-            tool_call_id: tool.id,
-            name: tool.name,
-            result: tool.result,
-            is_error: tool.isError,
-          },
-        ];
+    const tool_events: ToolEventPayload[] = parsed.data;
+    const kind = tool_events.some((event) => event.phase === 'start') ? 'tool_hint' : 'progress';
+    return [{ event: 'message', chat_id, text, kind, tool_events }];
+  }
+  if (meta[EVENT_META.fileEdits] !== undefined) {
+    const parsed = fileEditsSchema.safeParse(meta[EVENT_META.fileEdits]);
+    return parsed.success && switches.sendToolHints ? [{ event: 'file_edit', chat_id, edits: parsed.data }] : [];
   }
   if (meta[META.progress]) {
     if (meta[META.reasoning]) {
@@ -93,21 +108,24 @@ export function framesFor(
       ...end,
     ];
   }
-  const media = message.media?.length ? message.media.map(mediaLink) : undefined;
-  if (!text && !media && streamId === undefined) return end;
+  const files = message.media?.length ? mediaFields(message.media, mediaUrl) : undefined;
+  if (!text && !files && streamId === undefined) return end;
   const plain = meta[META.renderAs] === 'text' ? { render_as: 'text' as const } : {};
-  const reply: ServerFrame =
-    streamId !== undefined
-      ? { event: 'stream_end', chat_id, stream_id: streamId, text, ...(media ? { media } : {}) }
-      : {
-          event: 'message',
-          chat_id,
-          text,
-          ...plain,
-          ...(media ? { media } : {}),
-          ...(message.replyTo ? { reply_to: message.replyTo } : {}),
-        };
-  return [reply, ...end];
+  const replyTo = message.replyTo ? { reply_to: message.replyTo } : {};
+  if (streamId !== undefined) {
+    // nanobot's clients take files from a `message`, not from `stream_end`.
+    const attached: ServerFrame[] = files ? [{ event: 'message', chat_id, text: '', ...files, ...replyTo }] : [];
+    return [{ event: 'stream_end', chat_id, stream_id: streamId, text }, ...attached, ...end];
+  }
+  return [{ event: 'message', chat_id, text, ...plain, ...(files ?? {}), ...replyTo }, ...end];
+}
+
+function mediaFields(
+  paths: string[],
+  mediaUrl: (path: string) => MediaUrl | undefined,
+): { media: string[]; media_urls?: MediaUrl[] } {
+  const media_urls = paths.flatMap((path) => mediaUrl(path) ?? []);
+  return { media: [...paths], ...(media_urls.length ? { media_urls } : {}) };
 }
 
 const turnErrorSchema = z.object({ kind: z.string(), message: z.string(), hint: z.string().optional() });

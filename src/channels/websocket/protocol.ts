@@ -28,6 +28,8 @@ export const MEDIA_REF_PATTERN = /^[A-Za-z0-9_-]{16,64}$/;
 const chatId = z.string().regex(CHAT_ID_PATTERN, 'invalid chat_id');
 const content = z.string().max(MAX_CONTENT_CHARS, TOO_LONG);
 
+const inlineAttachment = z.object({ data_url: z.string(), name: z.string().optional() });
+
 const envelopeSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('new_chat') }),
   z.strictObject({ type: z.literal('attach'), chat_id: chatId }),
@@ -37,7 +39,7 @@ const envelopeSchema = z.discriminatedUnion('type', [
     chat_id: chatId,
     content: content.default(''),
     media: z
-      .array(z.string().regex(MEDIA_REF_PATTERN, 'invalid media reference'))
+      .array(z.union([z.string().regex(MEDIA_REF_PATTERN, 'invalid media reference'), inlineAttachment]))
       .max(MAX_MEDIA_PER_MESSAGE, `at most ${MAX_MEDIA_PER_MESSAGE} attachments per message`)
       .optional(),
   }),

@@ -7,7 +7,8 @@
  *   GET    /api/status[?chat_id=]     model, provider, context use, channels, cron jobs
  *   GET    /api/info                  where the WebSocket is (`ws_path`)
  *   POST   /api/uploads               raw file body → {"id", …}, a reference for a `message` envelope
- *   GET    /api/media/:ref            a file the agent sent (by reference)
+ * and, without the token (http.ts lets it through; the signed URL is the capability):
+ *   GET    /api/media/:sig/:payload   a file the agent sent (media-urls.ts)
  */
 import { closeSync, createReadStream } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -20,6 +21,7 @@ import { commandPalette } from './commands-api.js';
 import { CHAT_ID_PATTERN, type UploadResult } from './frames.js';
 import { sendJson } from './http.js';
 import { type MediaRefs, receiveUpload, servedContentType, UploadError } from './media-refs.js';
+import type { MediaSigner } from './media-urls.js';
 import {
   listSessions,
   type SessionsApiOptions,
@@ -31,8 +33,6 @@ import {
 export interface RestOptions {
   backend(): WebUiBackend | undefined;
   media: MediaRefs;
-  /** `<dataDir>/media`: the only place `/api/media` serves from (uploads, the agent's attachment copies). */
-  mediaRoot: string;
   /** Where uploads are saved. */
   uploadDir: string;
   maxUploadBytes(): number;
@@ -66,7 +66,6 @@ export async function handleApi(
     if (method !== 'POST') return sendJson(res, 405, { error: 'use POST' });
     return upload(req, res, options);
   }
-  if (resource === 'media' && id !== undefined && method === 'GET') return media(res, id, options);
   if (resource === 'info' && id === undefined) return sendJson(res, 200, { ws_path: options.wsPath });
 
   const backend = options.backend();
@@ -146,26 +145,42 @@ function insideMediaRoot(mediaRoot: string): RealPathCheck {
   return (real) => (isPathInside(real, root) ? true : `it is outside the media directory ${root}`);
 }
 
-async function media(res: ServerResponse, id: string, options: RestOptions): Promise<void> {
-  const ref = options.media.get(id);
+/**
+ * `GET /api/media/<sig>/<payload>`: the file a signed URL names, if it is still under the media directory when
+ * opened (a path swapped for a link since cannot redirect it). Images and videos inline, everything else as a
+ * download; never rendered as a document of this origin, never embeddable by another site.
+ */
+export async function serveSignedMedia(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  signer: MediaSigner,
+  mediaRoot: string,
+): Promise<void> {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'use GET' });
+  const verified = signer.verify(url.pathname);
+  if (!verified.ok) return sendJson(res, verified.status, { error: verified.error });
   let file: CheckedFile | undefined;
   try {
-    file = ref ? openCheckedFile(ref.path, insideMediaRoot(options.mediaRoot)) : undefined;
+    file = openCheckedFile(verified.path, insideMediaRoot(mediaRoot));
   } catch {
     file = undefined;
   }
-  if (!ref || !file) return sendJson(res, 404, { error: 'no such file (references expire after a day)' });
+  if (!file) return sendJson(res, 404, { error: 'no such file' });
   const { fd, stats } = file;
-  if (stats.size === 0) closeSync(fd);
+  const type = servedContentType(verified.path);
+  const inline = type.startsWith('image/') || type.startsWith('video/');
   res.writeHead(200, {
-    'content-type': servedContentType(ref.path),
+    'content-type': type,
     'content-length': stats.size,
-    'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(ref.name)}`,
+    'content-disposition': `${inline ? 'inline' : 'attachment'}; filename*=UTF-8''${encodeURIComponent(verified.name)}`,
     'content-security-policy': "sandbox; default-src 'none'",
+    'cross-origin-resource-policy': 'same-origin',
     'x-content-type-options': 'nosniff',
-    'cache-control': 'private, no-store',
+    'cache-control': 'private, max-age=3600',
   });
-  if (stats.size === 0) {
+  if (stats.size === 0 || req.method === 'HEAD') {
+    closeSync(fd);
     res.end();
     return;
   }

@@ -1,7 +1,7 @@
 /**
  * nanobot's WebUI transcript of a WebSocket chat: `~/.nanobot/webui/<safe session key>.jsonl`, one event per line
- * (`user`, the reply as `message` or `stream_end` with its whole text, trace `message`s with `tool_events`, whole
- * `reasoning_end` segments, `turn_end`), each with `created_at_ms`. nanobot's
+ * (`user`, the reply as `message` or `stream_end` with its whole text, tool activity as `message` rows with
+ * `tool_events` and `file_edit` rows, whole `reasoning_end` segments, `turn_end`), each with `created_at_ms`. nanobot's
  * WebUI shows a chat from this file (filling in user turns from the session), so chats continued here show there
  * too. Appends only, one whole line per write (O_APPEND), like nanobot's own writer; deltas are never recorded.
  */
@@ -20,7 +20,6 @@ import { join } from 'node:path';
 import { appendWholeSync } from '../../security/workspace-file-ops.js';
 import type { Logger } from '../../util/log.js';
 import type { ServerFrame } from './frames.js';
-import { parseArguments, toolEvent } from './thread.js';
 
 /** nanobot's `SessionManager.safe_key`: `:` and the other characters unsafe in file names become `_`. */
 export function transcriptStem(sessionKey: string): string {
@@ -151,12 +150,10 @@ export class WebuiTranscripts {
   private readonly reasoning = new Map<string, string>();
   /** Answer text streamed so far, for a `stream_end` that carries none. */
   private readonly streamed = new Map<string, string>();
-  /** A tool call's arguments from its start, for its end record. */
-  private readonly toolArgs = new Map<string, unknown>();
 
   /**
    * What nanobot keeps of the frames it sends: whole replies, trace rows with their `tool_events`, whole reasoning
-   * segments and turn ends; no deltas. Our `tool_start`/`tool_end` frames are recorded as nanobot's trace messages.
+   * segments, file edits and turn ends; no deltas.
    */
   frame(frame: ServerFrame, mediaPaths: readonly string[]): void {
     if (!('chat_id' in frame) || typeof frame.chat_id !== 'string') return;
@@ -207,21 +204,9 @@ export class WebuiTranscripts {
         });
         return;
       }
-      case 'tool_start': {
-        const args = parseArguments(frame.arguments);
-        this.toolArgs.set(frame.tool_call_id, args);
-        const tool_events = [toolEvent('start', frame.tool_call_id, frame.name, args)];
-        this.append({ event: 'message', chat_id, kind: 'tool_hint', text: '', tool_events, ...extra });
+      case 'file_edit':
+        this.append({ event: 'file_edit', chat_id, edits: frame.edits });
         return;
-      }
-      case 'tool_end': {
-        const args = this.toolArgs.get(frame.tool_call_id) ?? {};
-        this.toolArgs.delete(frame.tool_call_id);
-        const phase = frame.is_error ? 'error' : 'end';
-        const tool_events = [toolEvent(phase, frame.tool_call_id, frame.name, args, frame.result)];
-        this.append({ event: 'message', chat_id, kind: 'progress', text: '', tool_events, ...extra });
-        return;
-      }
       case 'turn_end':
         for (const map of [this.reasoning, this.streamed]) {
           for (const key of map.keys()) if (key.startsWith(`${chat_id}\u0000`)) map.delete(key);

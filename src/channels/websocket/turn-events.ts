@@ -1,12 +1,19 @@
 /**
  * The detail a rich client (the WebUI) shows of a running turn, beyond what chat apps get: the model's reasoning as
- * it streams, and each tool call with its arguments and, when it finishes, a preview of its result. A channel asks
- * for it with `_wants_events` on its inbound messages; TurnRelay then feeds this class the runner's events, and
- * these outbound messages reach the channel alongside the usual stream deltas.
+ * it streams, and each tool call with its arguments and, when it finishes, a preview of its result or its error. A
+ * channel asks for it with `_wants_events` on its inbound messages; TurnRelay then feeds this class the runner's
+ * events, and these outbound messages reach the channel alongside the usual stream deltas.
+ *
+ * Tool calls travel as nanobot's tool events (`version`, `phase` start|end|error, `call_id`, `name`, `arguments`
+ * as an object, `result`, `error`, `files`, `embeds`): the start rides on the call's one-line hint, the end on a
+ * progress note of its own. A client keys a call by `name(JSON of arguments)` too, so both phases carry the same
+ * arguments object.
  */
 import { randomBytes } from 'node:crypto';
 import type { RunnerEvent } from '../../agent/runner.js';
-import type { ContentPart } from '../../providers/types.js';
+import type { ContentPart, ToolCall } from '../../providers/types.js';
+import { fileEdits, isFileEditTool } from './file-edits.js';
+import type { FileEditPayload, ToolEventPayload } from './frames.js';
 
 /** Tool results and arguments are cut to this many characters (the cards show a preview). */
 export const PREVIEW_CHARS = 2_000;
@@ -21,18 +28,19 @@ export const EVENT_META = {
   /** A chunk of reasoning; `_stream_id` names the reasoning stream. */
   reasoningDelta: '_reasoning_delta',
   reasoningEnd: '_reasoning_end',
-  /** A ToolEventDetail. */
-  toolEvent: '_tool_event',
+  /** ToolEventPayload[]; the message's content is the call's one-line hint (start) or empty (end, error). */
+  toolEvents: '_tool_events',
+  /** FileEditPayload[] of an edit tool's call. */
+  fileEdits: '_file_edits',
 } as const;
-
-export type ToolEventDetail =
-  | { phase: 'start'; id: string; name: string; arguments: string }
-  | { phase: 'end'; id: string; name: string; result: string; isError: boolean };
 
 export interface TurnEventSettings {
   sendToolHints: boolean;
   showReasoning: boolean;
 }
+
+/** The one-line hint shown for a tool call (`read notes.md`). */
+export type DescribeTool = (event: Extract<RunnerEvent, { type: 'tool-start' }>) => string;
 
 export type PublishDetail = (content: string, metadata: Record<string, unknown>) => void;
 
@@ -44,6 +52,7 @@ export class TurnEvents {
   constructor(
     private readonly publish: PublishDetail,
     private readonly settings: TurnEventSettings,
+    private readonly describeTool: DescribeTool = (event) => event.call.function.name,
   ) {}
 
   onEvent(event: RunnerEvent): void {
@@ -59,27 +68,36 @@ export class TurnEvents {
       case 'tool-start': {
         this.close();
         if (!this.settings.sendToolHints) return;
-        const { id, function: fn } = event.call;
-        const detail: ToolEventDetail = { phase: 'start', id, name: fn.name, arguments: preview(fn.arguments) };
-        this.publish('', { [EVENT_META.toolEvent]: detail });
+        const payload = toolEvent(event.call, 'start', null, null);
+        this.publish(this.describeTool(event) || event.call.function.name, { [EVENT_META.toolEvents]: [payload] });
+        this.publishEdits(event.call, 'start');
         return;
       }
       case 'tool-end': {
         if (!this.settings.sendToolHints) return;
-        const { id, function: fn } = event.call;
-        const detail: ToolEventDetail = {
-          phase: 'end',
-          id,
-          name: fn.name,
-          result: preview(resultText(event.result.content)),
-          isError: event.result.isError === true,
-        };
-        this.publish('', { [EVENT_META.toolEvent]: detail });
+        const text = preview(resultText(event.result.content));
+        const failed = event.result.isError === true;
+        const payload = failed
+          ? toolEvent(event.call, 'error', null, text.trim() || 'Tool execution failed')
+          : toolEvent(event.call, 'end', text, null);
+        this.publish('', { [EVENT_META.toolEvents]: [payload] });
+        this.publishEdits(event.call, failed ? 'error' : 'end', text);
         return;
       }
       default:
         return;
     }
+  }
+
+  private publishEdits(call: ToolCall, phase: FileEditPayload['phase'], error?: string): void {
+    if (!isFileEditTool(call.function.name)) return;
+    // Counted on the whole arguments, not the preview the tool event carries.
+    const edits = fileEdits(
+      { id: call.id, name: call.function.name, arguments: parseObject(call.function.arguments) },
+      phase,
+      error,
+    );
+    if (edits.length) this.publish('', { [EVENT_META.fileEdits]: edits });
   }
 
   /** Ends the reasoning stream that is open (the answer or a tool call follows, or the turn ends). */
@@ -88,6 +106,53 @@ export class TurnEvents {
     this.publish('', { [EVENT_META.reasoningEnd]: true, _stream_id: this.openReasoning });
     this.openReasoning = undefined;
   }
+}
+
+function toolEvent(
+  call: ToolCall,
+  phase: ToolEventPayload['phase'],
+  result: string | null,
+  error: string | null,
+): ToolEventPayload {
+  return {
+    version: 1,
+    phase,
+    call_id: call.id,
+    name: call.function.name,
+    arguments: argumentsObject(call.function.arguments),
+    result,
+    error,
+    files: [],
+    embeds: [],
+  };
+}
+
+/** The call's arguments as an object (`{}` when they are not a JSON object); long strings cut to a preview. */
+export function argumentsObject(json: string): Record<string, unknown> {
+  return cutStrings(parseObject(json));
+}
+
+function parseObject(json: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    return {};
+  }
+  return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+    ? (parsed as Record<string, unknown>)
+    : {};
+}
+
+function cutStrings(value: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (typeof item === 'string') out[key] = preview(item);
+    else if (item && typeof item === 'object' && !Array.isArray(item)) {
+      out[key] = cutStrings(item as Record<string, unknown>);
+    } else out[key] = item;
+  }
+  return out;
 }
 
 function resultText(content: string | ContentPart[]): string {

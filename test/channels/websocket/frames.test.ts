@@ -162,11 +162,26 @@ describe('WebSocket channel: client frames', () => {
     await out('Hel', { _stream_delta: true, _stream_id: 's1' });
     await out('lo', { _stream_delta: true, _stream_id: 's1' });
     await out('', { _stream_end: true, _stream_id: 's1' });
-    await out('', { _tool_event: { phase: 'start', id: 'c1', name: 'read_file', arguments: '{"path":"a"}' } });
+    const tool = (phase: 'start' | 'end', extra = {}) => ({
+      version: 1,
+      phase,
+      call_id: 'c1',
+      name: 'read_file',
+      arguments: { path: 'a' },
+      result: null,
+      error: null,
+      files: [],
+      embeds: [],
+      ...extra,
+    });
+    await out('read a', { _tool_events: [tool('start')] });
     // The one-line hint and the whole-reasoning note are for chat apps; a detailed client has the above.
     await out('read_file("a")', { _progress: true, _tool_hint: true });
     await out('Let me', { _progress: true, _reasoning: true });
-    await out('', { _tool_event: { phase: 'end', id: 'c1', name: 'read_file', result: 'text', isError: false } });
+    // Malformed tool events (not nanobot's shape) are dropped, never sent half-made.
+    await out('', { _tool_events: [{ phase: 'end', id: 'c1' }] });
+    await out('', { _tool_events: [] });
+    await out('', { _tool_events: [tool('end', { result: 'text' })] });
     await out('Done.', { _stream_delta: true, _stream_id: 's2' });
     await out('Done!', { _stream_id: 's2', _turn_end: true });
     const expected = [
@@ -175,8 +190,8 @@ describe('WebSocket channel: client frames', () => {
       // Deltas of one stream queued together leave as one frame.
       { event: 'delta', chat_id: chatId, text: 'Hello', stream_id: 's1' },
       { event: 'stream_end', chat_id: chatId, stream_id: 's1' },
-      { event: 'tool_start', chat_id: chatId, tool_call_id: 'c1', name: 'read_file', arguments: '{"path":"a"}' },
-      { event: 'tool_end', chat_id: chatId, tool_call_id: 'c1', name: 'read_file', result: 'text', is_error: false },
+      { event: 'message', chat_id: chatId, text: 'read a', kind: 'tool_hint', tool_events: [tool('start')] },
+      { event: 'message', chat_id: chatId, text: '', kind: 'progress', tool_events: [tool('end', { result: 'text' })] },
       { event: 'delta', chat_id: chatId, text: 'Done.', stream_id: 's2' },
       { event: 'stream_end', chat_id: chatId, stream_id: 's2', text: 'Done!' },
       { event: 'turn_end', chat_id: chatId },
@@ -241,44 +256,4 @@ describe('WebSocket channel: client frames', () => {
     });
     expect(tooBig.status).toBe(413);
   }, 15_000);
-
-  it('serves a file the agent sent by reference, as a download, with the token', async () => {
-    const started = await open();
-    const { c, defaultChat: chatId } = await started.client();
-    const { mkdirSync, writeFileSync } = await import('node:fs');
-    mkdirSync(join(started.dataDir, 'media', 'outbound', '1-a'), { recursive: true });
-    const file = join(started.dataDir, 'media', 'outbound', '1-a', 'chart.svg');
-    writeFileSync(file, '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
-    await started.channel.send({ channel: 'websocket', chatId, content: 'here', media: [file] });
-    const message = await c.next(isEvent('message'));
-    const link = message.event === 'message' ? message.media?.[0] : undefined;
-    expect(link).toMatchObject({ name: 'chart.svg', kind: 'file' });
-    expect((await api(started, link?.url ?? '', { token: null })).status).toBe(401);
-    const res = await api(started, link?.url ?? '');
-    expect(res.status).toBe(200);
-    // Never rendered as a document of this origin.
-    expect(res.headers.get('content-type')).toBe('application/octet-stream');
-    expect(res.headers.get('content-disposition')).toMatch(/^attachment/);
-    expect(await res.text()).toContain('<svg');
-    expect((await api(started, '/api/media/AAAAAAAAAAAAAAAAAAAAAAAA')).status).toBe(404);
-  });
-
-  it('serves only files inside the media dir, decided on the opened file', async () => {
-    const started = await open();
-    const { c, defaultChat: chatId } = await started.client();
-    const { mkdirSync, symlinkSync, writeFileSync } = await import('node:fs');
-    const secret = join(started.dataDir, 'config.json');
-    writeFileSync(secret, '{"apiKey":"sk-SECRET"}');
-    mkdirSync(join(started.dataDir, 'media', 'outbound'), { recursive: true });
-    const linkOut = join(started.dataDir, 'media', 'outbound', 'link.txt');
-    symlinkSync(secret, linkOut);
-    for (const path of [secret, linkOut, join(started.dataDir, 'media', '..', 'config.json')]) {
-      await started.channel.send({ channel: 'websocket', chatId, content: 'here', media: [path] });
-      const message = await c.next(isEvent('message'));
-      const link = message.event === 'message' ? message.media?.[0] : undefined;
-      const res = await api(started, link?.url ?? '');
-      expect(res.status).toBe(404);
-      expect(await res.text()).not.toContain('SECRET');
-    }
-  });
 });

@@ -58,26 +58,46 @@ describe('WebSocket channel in a running gateway', () => {
     client.send({ type: 'message', chat_id: chatId, content: 'What do my notes say?' });
     const frames = await turnFrames(client, chatId);
 
-    const kinds = frames.map((f) => f.event);
+    // A tool call is a `message` row: its start with the hint (`tool_hint`), its end with the result (`progress`).
+    const kinds = frames.map((f) => (f.event === 'message' && f.kind ? f.kind : f.event));
     const collapsed = kinds.filter((kind, i) => kind !== kinds[i - 1]);
     expect(collapsed).toEqual([
       'reasoning_delta',
       'reasoning_end',
-      'tool_start',
-      'tool_end',
+      'tool_hint',
+      'progress',
       'delta',
       'stream_end',
       'turn_end',
     ]);
     const reasoning = frames.flatMap((f) => (f.event === 'reasoning_delta' ? [f.text] : [])).join('');
     expect(reasoning).toBe('The user wants the notes.');
-    expect(frames.find((f) => f.event === 'tool_start')).toMatchObject({
-      name: 'read_file',
-      arguments: JSON.stringify({ path: 'notes.md' }),
-    });
-    const toolEnd = frames.find((f) => f.event === 'tool_end');
-    expect(toolEnd).toMatchObject({ name: 'read_file', is_error: false });
-    expect(toolEnd?.event === 'tool_end' && toolEnd.result).toContain('hello world');
+    const tools = frames.flatMap((f) => (f.event === 'message' ? (f.tool_events ?? []) : []));
+    const callId = tools[0]?.call_id;
+    expect(tools).toEqual([
+      {
+        version: 1,
+        phase: 'start',
+        call_id: callId,
+        name: 'read_file',
+        arguments: { path: 'notes.md' },
+        result: null,
+        error: null,
+        files: [],
+        embeds: [],
+      },
+      {
+        version: 1,
+        phase: 'end',
+        call_id: callId,
+        name: 'read_file',
+        arguments: { path: 'notes.md' },
+        result: expect.stringContaining('hello world'),
+        error: null,
+        files: [],
+        embeds: [],
+      },
+    ]);
     const streamed = frames.flatMap((f) => (f.event === 'delta' ? [f.text] : [])).join('');
     expect(streamed).toBe('Your notes say **hello world**.');
     const end = frames.find((f) => f.event === 'stream_end');

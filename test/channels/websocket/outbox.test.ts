@@ -49,12 +49,14 @@ function assembled(frames: ServerFrame[]): Record<string, string> {
 describe('Outbox', () => {
   it('writes the frames queued in one event-loop turn as one batch, in order', () => {
     const { box, batches, endTurn } = outbox();
-    box.push({ event: 'tool_start', chat_id: 'c', tool_call_id: 't1', name: 'ls', arguments: '{}' });
-    box.push({ event: 'tool_end', chat_id: 'c', tool_call_id: 't1', name: 'ls', result: 'a', is_error: false });
+    box.push({ event: 'message', chat_id: 'c', text: 'ls', kind: 'tool_hint' });
+    box.push({ event: 'message', chat_id: 'c', text: '', kind: 'progress' });
     box.push({ event: 'turn_end', chat_id: 'c' });
     expect(batches).toEqual([]);
     endTurn();
-    expect(batches.map((batch) => batch.map((f) => f.event))).toEqual([['tool_start', 'tool_end', 'turn_end']]);
+    expect(batches.map((batch) => batch.map((f) => (f.event === 'message' ? f.kind : f.event)))).toEqual([
+      ['tool_hint', 'progress', 'turn_end'],
+    ]);
   });
 
   it('merges consecutive deltas of one stream, never across streams, kinds or chats', () => {

@@ -1,6 +1,4 @@
-import { useEffect, useState } from 'react';
-import type { MediaLink } from '../../../src/channels/websocket/frames.js';
-import type { Api } from '../api.js';
+import type { MediaUrl } from '../../../src/channels/websocket/frames.js';
 import type { Block } from '../state.js';
 import { Icon } from './Icon.js';
 import { Markdown } from './Markdown.js';
@@ -44,43 +42,27 @@ export function ToolCard({ block }: { block: Extract<Block, { type: 'tool' }> })
   );
 }
 
-/** Files the agent sent: images shown, other files as download links (fetched with the token). */
-export function MediaList({ media, api }: { media: MediaLink[]; api: Api }) {
+/** Files the agent sent: images and videos shown, other files as download links (signed URLs, no token needed). */
+export function MediaList({ media }: { media: MediaUrl[] }) {
   return (
     <div className="media-list">
       {media.map((item) => (
-        <MediaItem key={item.url} item={item} api={api} />
+        <MediaItem key={item.url} item={item} />
       ))}
     </div>
   );
 }
 
-function MediaItem({ item, api }: { item: MediaLink; api: Api }) {
-  const [url, setUrl] = useState<string | null>(null);
-  useEffect(() => {
-    let revoked = false;
-    let objectUrl: string | null = null;
-    api.mediaUrl(item.url).then(
-      (u) => {
-        objectUrl = u;
-        if (!revoked) setUrl(u);
-      },
-      () => setUrl(null),
-    );
-    return () => {
-      revoked = true;
-      if (objectUrl) URL.revokeObjectURL(objectUrl);
-    };
-  }, [api, item.url]);
-  if (item.kind === 'image' && url) return <img className="media-image" src={url} alt={item.name} />;
-  return url ? (
-    <a className="media-file" href={url} download={item.name}>
+function MediaItem({ item }: { item: MediaUrl }) {
+  if (item.kind === 'image') return <img className="media-image" src={item.url} alt={item.name} />;
+  if (item.kind === 'video') {
+    // biome-ignore lint/a11y/useMediaCaption: the agent's file has no captions to offer
+    return <video className="media-image" src={item.url} controls />;
+  }
+  return (
+    <a className="media-file" href={item.url} download={item.name}>
       <Icon name="file" className="inline-icon" /> {item.name}
     </a>
-  ) : (
-    <span className="media-file">
-      <Icon name="file" className="inline-icon" /> {item.name}
-    </span>
   );
 }
 

@@ -1,5 +1,4 @@
 import { useEffect, useRef } from 'react';
-import type { Api } from '../api.js';
 import { copyCodeFrom } from '../markdown.js';
 import type { ChatState, Item } from '../state.js';
 import { MediaList, ReasoningCard, ToolCard } from './Blocks.js';
@@ -8,7 +7,7 @@ import { Markdown } from './Markdown.js';
 
 const SUGGESTIONS = ['What can you do?', 'Summarise my notes from today', 'Remind me to stretch every hour'];
 
-export function ChatView({ chat, api, onSuggest }: { chat: ChatState; api: Api; onSuggest: (text: string) => void }) {
+export function ChatView({ chat, onSuggest }: { chat: ChatState; onSuggest: (text: string) => void }) {
   const end = useRef<HTMLDivElement>(null);
   const scroller = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
@@ -55,7 +54,7 @@ export function ChatView({ chat, api, onSuggest }: { chat: ChatState; api: Api; 
     <div className="chat" ref={scroller} onScroll={onScroll}>
       <div className="thread" role="log" aria-label="Conversation" aria-live="off">
         {chat.items.map((item) => (
-          <ItemView key={item.id} item={item} api={api} />
+          <ItemView key={item.id} item={item} />
         ))}
         {chat.busy && lastIsUser(chat) && (
           <div className="msg assistant">
@@ -79,7 +78,7 @@ function lastIsUser(chat: ChatState): boolean {
   return chat.items.at(-1)?.kind === 'user';
 }
 
-function ItemView({ item, api }: { item: Item; api: Api }) {
+function ItemView({ item }: { item: Item }) {
   if (item.kind === 'user') {
     return (
       <div className="msg user" data-testid="user-message">
@@ -130,7 +129,7 @@ function ItemView({ item, api }: { item: Item; api: Api }) {
             return <Markdown key={block.id} text={block.text} className={block.done ? '' : 'cursor'} />;
         }
       })}
-      {item.media.length > 0 && <MediaList media={item.media} api={api} />}
+      {item.media.length > 0 && <MediaList media={item.media} />}
     </div>
   );
 }
