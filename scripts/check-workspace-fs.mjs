@@ -51,6 +51,7 @@ const ALLOWED = {
   'src/cli/commands/status.ts': 'checks that the config file and workspace root exist',
   'src/cli/setup.ts': 'checks that the workspace root exists (templates are copied through the layer)',
   'src/config/load.ts': 'reads ~/.nanobot/config.json',
+  'src/config/timezone.ts': "reads the system's zone (/etc/localtime, /etc/timezone) for timezoneMode auto",
   'src/config/onboard.ts':
     'writes ~/.nanobot/config.json and reads the package templates (workspace writes use the layer)',
   'src/cron/service.ts': 'fs.watch only (notifications); jobs.json is read and written through the layer',
