@@ -1,7 +1,7 @@
 /** The gateway's logger: timestamped lines to `<dataDir>/logs/gateway.log` and to stderr. */
 import { appendFileSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { createLogger, type Logger, type LogLevel } from '../util/log.js';
+import { createLogger, type Logger, type LogLevel, writeUnlessGone } from '../util/log.js';
 
 /** A log bigger than this at start is moved to `gateway.log.1` (one generation is kept). */
 const ROTATE_BYTES = 10 * 1024 * 1024;
@@ -25,7 +25,7 @@ export function createGatewayLogger(options: GatewayLoggerOptions): Logger {
     } catch {
       // A full or read-only disk must not take the gateway down; stderr still has the line.
     }
-    if (toStderr) process.stderr.write(stamped);
+    if (toStderr) writeUnlessGone(stamped);
   });
 }
 

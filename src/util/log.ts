@@ -10,9 +10,30 @@ export interface Logger {
   error(message: string): void;
 }
 
+const gone = new WeakSet<NodeJS.WritableStream>();
+const watched = new WeakSet<NodeJS.WritableStream>();
+
+/**
+ * Writes `text` to `stream` (stderr) unless it has failed. A closed pipe (the terminal went away, `| head` ended)
+ * emits EPIPE as an 'error' event; unheard, that is an uncaught exception, which the last resort logs, to stderr
+ * again: a loop that filled a log file with 33 GB. Heard here, the stream is marked gone and never written again.
+ */
+export function writeUnlessGone(text: string, stream: NodeJS.WritableStream = process.stderr): void {
+  if (!watched.has(stream)) {
+    watched.add(stream);
+    stream.on('error', () => gone.add(stream));
+  }
+  if (gone.has(stream)) return;
+  try {
+    stream.write(text);
+  } catch {
+    gone.add(stream);
+  }
+}
+
 export function createLogger(
   level: LogLevel = 'warn',
-  sink: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+  sink: (line: string) => void = (line) => writeUnlessGone(`${line}\n`),
 ): Logger {
   const emit = (at: LogLevel, message: string) => {
     if (ORDER[at] >= ORDER[level]) sink(at === 'info' ? message : `[${at}] ${message}`);
