@@ -12,6 +12,17 @@ export interface CliResult {
   stderr: string;
 }
 
+/** Every child still running when this test file's worker exits is killed: a test that timed out leaves none. */
+const children = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+function track(child: ChildProcess): ChildProcess {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
 export function tempHome(): string {
   return mkdtempSync(join(tmpdir(), 'nb-home-'));
 }
@@ -25,10 +36,12 @@ export function runCli(
   bin: string = BIN,
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...env },
-      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    });
+    const child = track(
+      spawn(process.execPath, [bin, ...args], {
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...env },
+        stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      }),
+    );
     if (input !== undefined) child.stdin?.end(input);
     let stdout = '';
     let stderr = '';
@@ -55,10 +68,12 @@ export function spawnCli(
   home: string,
   options: { env?: Record<string, string>; bin?: string; nodeArgs?: string[] } = {},
 ): SpawnedCli {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.bin ?? BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = track(
+    spawn(process.execPath, [...(options.nodeArgs ?? []), options.bin ?? BIN, ...args], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let output = '';
   const collect = (d: Buffer) => {
     output += d.toString();
