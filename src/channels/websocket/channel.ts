@@ -14,6 +14,7 @@ import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import type { MessageBus } from '../../bus/message-bus.js';
 import type { InboundMessage, OutboundMessage } from '../../bus/types.js';
 import { AuthLimiter } from '../../security/auth-limiter.js';
+import { IssuedTokens } from '../../security/issued-tokens.js';
 import { errorMessage } from '../../util/errors.js';
 import { type Logger, silentLogger } from '../../util/log.js';
 import { PACKAGE_ROOT } from '../../util/paths.js';
@@ -52,6 +53,8 @@ export interface WebSocketChannelOptions {
   webuiDir?: string;
   /** Wrong-token limiter; kept across restarts of the channel. Default: 10 failures a minute per address. */
   authLimiter?: AuthLimiter;
+  /** Short-lived tokens from the bootstrap (tests inject one with a clock). */
+  tokens?: IssuedTokens;
 }
 
 interface Client {
@@ -78,6 +81,7 @@ export class WebSocketChannel implements Channel, WebUiHost {
   private readonly log: Logger;
   private readonly media = new MediaRefs();
   private readonly authLimiter: AuthLimiter;
+  private readonly tokens: IssuedTokens;
   private readonly subscribers = new Map<string, Set<Client>>();
   private readonly clients = new Set<Client>();
   private readonly flushes = new FlushScheduler((err) =>
@@ -96,6 +100,7 @@ export class WebSocketChannel implements Channel, WebUiHost {
 
   constructor(private readonly options: WebSocketChannelOptions) {
     this.authLimiter = options.authLimiter ?? new AuthLimiter();
+    this.tokens = options.tokens ?? new IssuedTokens();
     this.log = options.log ?? silentLogger;
     this.transcripts = new WebuiTranscripts(join(options.dataDir, 'webui'), this.name, this.log);
   }
@@ -152,6 +157,8 @@ export class WebSocketChannel implements Channel, WebUiHost {
         upgrade: (req, socket, head, url) => this.upgrade(req, socket, head, url),
         onError: (message) => this.log.warn(`${this.name}: ${message}`),
         authLimiter: this.authLimiter,
+        tokens: this.tokens,
+        modelName: () => this.backend?.model().model ?? '',
       });
       this.listening = { host: settings.host, port: this.http.port, token };
     } catch (err) {
