@@ -24,17 +24,18 @@ import { META } from '../metadata.js';
 import type { PairingStore } from '../pairing.js';
 import type { DeliverySwitches } from '../settings.js';
 import type { WebUiBackend, WebUiHost } from './backend.js';
-import type { ServerFrame } from './frames.js';
+import type { ClientEnvelope, ServerFrame } from './frames.js';
 import { startWebUiServer, type WebUiServer } from './http.js';
 import { MediaRefs } from './media-refs.js';
 import { framesFor } from './outbound.js';
 import { FlushScheduler, Outbox } from './outbox.js';
-import { type ClientFrame, FRAME_CEILING_FACTOR, oversizeDetail, parseClientFrame } from './protocol.js';
+import { type ClientFrame, FRAME_CEILING_FACTOR, type FrameRef, oversizeDetail, parseClientFrame } from './protocol.js';
 import { handleApi } from './rest.js';
 import { hostForUrl, normalizePath, type WebSocketSettings } from './settings.js';
 import { resolveToken } from './token.js';
 import { WebuiTranscripts } from './transcript.js';
 import { EVENT_META } from './turn-events.js';
+import { TurnLifecycle, type TurnModel, WEBUI_TURN_ID } from './turn-lifecycle.js';
 
 export const WEBSOCKET_CHANNEL = 'websocket';
 /** Where `npm run build` puts the WebUI. */
@@ -82,6 +83,7 @@ export class WebSocketChannel implements Channel, WebUiHost {
   private readonly media = new MediaRefs();
   private readonly authLimiter: AuthLimiter;
   private readonly tokens: IssuedTokens;
+  private readonly lifecycle = new TurnLifecycle();
   private readonly subscribers = new Map<string, Set<Client>>();
   private readonly clients = new Set<Client>();
   private readonly flushes = new FlushScheduler((err) =>
@@ -187,18 +189,27 @@ export class WebSocketChannel implements Channel, WebUiHost {
   }
 
   async send(message: OutboundMessage): Promise<void> {
-    const frames = framesFor(message, this.switches(), (path) => {
-      const id = this.media.forOutbound(path);
-      const ref = this.media.get(id);
-      return { name: ref?.name ?? 'file', kind: ref?.kind ?? 'file', url: `/api/media/${id}` };
-    });
-    for (const frame of frames) this.transcripts.frame(frame, message.media ?? []);
+    const agentFrames = message.metadata?.[META.turnStart]
+      ? []
+      : framesFor(message, this.switches(), (path) => {
+          const id = this.media.forOutbound(path);
+          const ref = this.media.get(id);
+          return { name: ref?.name ?? 'file', kind: ref?.kind ?? 'file', url: `/api/media/${id}` };
+        });
+    for (const frame of agentFrames) this.transcripts.frame(frame, message.media ?? []);
+    const frames = this.lifecycle.frames(message, agentFrames, () => this.turnModel());
     const targets = this.subscribers.get(message.chatId);
-    if (!targets?.size) {
-      if (frames.length) this.log.debug(`${this.name}: nobody is attached to ${message.chatId}; dropped a frame`);
-      return;
+    if (!targets?.size && frames.some((item) => !item.everyone)) {
+      this.log.debug(`${this.name}: nobody is attached to ${message.chatId}; dropped a frame`);
     }
-    for (const frame of frames) for (const client of targets) this.sendFrame(client, frame);
+    for (const { frame, everyone } of frames) {
+      for (const client of everyone ? this.clients : (targets ?? [])) this.sendFrame(client, frame);
+    }
+  }
+
+  private turnModel(): TurnModel | undefined {
+    const model = this.backend?.model();
+    return model ? { model: model.model, contextWindowTokens: model.contextWindowTokens } : undefined;
   }
 
   private switches(): { sendProgress: boolean; sendToolHints: boolean; showReasoning: boolean } {
@@ -322,7 +333,8 @@ export class WebSocketChannel implements Channel, WebUiHost {
     }
     const parsed = parseClientFrame(rawText(data));
     if (!parsed.ok) {
-      this.sendFrame(client, { event: 'error', detail: parsed.detail });
+      const { ok: _ok, ...error } = parsed;
+      this.sendFrame(client, { event: 'error', ...error });
       return;
     }
     await this.handle(client, parsed.frame);
@@ -334,6 +346,7 @@ export class WebSocketChannel implements Channel, WebUiHost {
         const chatId = randomUUID();
         if (!this.attach(client, chatId)) return this.tooManyChats(client);
         this.sendFrame(client, { event: 'attached', chat_id: chatId });
+        this.sendFrame(client, { event: 'session_updated', chat_id: chatId, scope: 'metadata' });
         return;
       }
       case 'attach':
@@ -344,40 +357,49 @@ export class WebSocketChannel implements Channel, WebUiHost {
         this.detach(client, frame.chat_id);
         return;
       case 'text':
-        return this.publish(client, client.defaultChat, frame.content, []);
+        return this.publish(client, { type: 'message', chat_id: client.defaultChat, content: frame.content });
       case 'message':
-        if (!this.attach(client, frame.chat_id)) return this.tooManyChats(client);
-        return this.publish(client, frame.chat_id, frame.content, frame.media ?? []);
+        if (!this.attach(client, frame.chat_id)) {
+          return this.tooManyChats(client, { chat_id: frame.chat_id, ...turnRef(frame.turn_id) });
+        }
+        return this.publish(client, frame);
     }
   }
 
-  private tooManyChats(client: Client): void {
+  private tooManyChats(client: Client, ref: FrameRef = {}): void {
     this.sendFrame(client, {
       event: 'error',
       detail: `a connection can follow at most ${MAX_CHATS_PER_CONNECTION} chats; detach some first`,
+      ...ref,
     });
   }
 
-  private publish(client: Client, chatId: string, content: string, mediaRefs: string[]): void {
+  /** The message's text and attachment paths, or why it is refused. */
+  private admit(client: Client, frame: MessageEnvelope): { text: string; media: string[] } | { refused: string } {
     // allowFrom may have changed since the connection was made (a config reload).
-    if (!this.allowed(client.clientId)) {
-      this.sendFrame(client, { event: 'error', chat_id: chatId, detail: 'this client is no longer allowed' });
-      return;
-    }
+    if (!this.allowed(client.clientId)) return { refused: 'this client is no longer allowed' };
     const media: string[] = [];
-    for (const ref of mediaRefs) {
-      const file = this.media.get(ref);
-      if (!file) {
-        this.sendFrame(client, { event: 'error', chat_id: chatId, detail: `unknown or expired upload ${ref}` });
-        return;
+    for (const item of frame.media ?? []) {
+      if (typeof item !== 'string') {
+        return { refused: 'inline attachments are not accepted yet; upload the file with POST /api/uploads' };
       }
+      const file = this.media.get(item);
+      if (!file) return { refused: `unknown or expired upload ${item}` };
       media.push(file.path);
     }
-    const text = content.trim();
-    if (!text && media.length === 0) {
-      this.sendFrame(client, { event: 'error', chat_id: chatId, detail: 'empty message' });
+    const text = frame.content.trim();
+    if (!text && media.length === 0) return { refused: 'empty message' };
+    return { text, media };
+  }
+
+  private publish(client: Client, frame: MessageEnvelope): void {
+    const chatId = frame.chat_id;
+    const admitted = this.admit(client, frame);
+    if ('refused' in admitted) {
+      this.sendFrame(client, { event: 'error', detail: admitted.refused, chat_id: chatId, ...turnRef(frame.turn_id) });
       return;
     }
+    const { text, media } = admitted;
     const settings = this.options.settings();
     const inbound: InboundMessage = {
       channel: this.name,
@@ -390,15 +412,25 @@ export class WebSocketChannel implements Channel, WebUiHost {
         client_id: client.clientId,
         ...(settings.streaming ? { [META.wantsStream]: true } : {}),
         [EVENT_META.wantsEvents]: true,
+        ...(frame.webui ? { webui: true } : {}),
+        ...(frame.turn_id ? { [WEBUI_TURN_ID]: frame.turn_id } : {}),
       },
       timestamp: new Date().toISOString(),
     };
-    // Other tabs on this chat see what was sent.
-    for (const other of this.subscribers.get(chatId) ?? []) {
-      if (other !== client) this.sendFrame(other, { event: 'user_message', chat_id: chatId, text });
-    }
+    const accepted = frame.turn_id ? this.lifecycle.accept(chatId, frame.turn_id, startsTurn(text)) : undefined;
+    // Other tabs on this chat see what was sent, and which turn it starts.
+    const echo: ServerFrame = {
+      event: 'user_message',
+      chat_id: chatId,
+      text,
+      starts_turn: accepted?.starts_turn ?? startsTurn(text),
+      ...(accepted ? { turn_id: accepted.turn_id } : {}),
+      ...(accepted?.active_turn_id ? { active_turn_id: accepted.active_turn_id } : {}),
+    };
+    for (const other of this.subscribers.get(chatId) ?? []) if (other !== client) this.sendFrame(other, echo);
     this.transcripts.user(chatId, text, media);
     this.bus?.publishInbound(inbound);
+    if (accepted) this.sendFrame(client, accepted);
   }
 
   private sendFrame(client: Client, frame: ServerFrame): void {
@@ -421,6 +453,20 @@ export class WebSocketChannel implements Channel, WebUiHost {
       transport.uncork();
     }
   }
+}
+
+/** Commands answered beside a turn (nanobot's priority commands) do not start one. */
+const BESIDE_TURN = new Set(['/stop', '/status', '/restart']);
+
+function startsTurn(text: string): boolean {
+  const word = text.split(/\s+/, 1)[0]?.toLowerCase() ?? '';
+  return !BESIDE_TURN.has(word);
+}
+
+type MessageEnvelope = Extract<ClientEnvelope, { type: 'message' }>;
+
+function turnRef(turnId: string | undefined): { turn_id?: string } {
+  return turnId ? { turn_id: turnId } : {};
 }
 
 function byteLength(data: RawData): number {

@@ -46,7 +46,7 @@ export class WebuiTranscripts {
 
   /** What nanobot keeps of the frames it sends: whole replies and turn ends, no deltas, no activity. */
   frame(frame: ServerFrame, mediaPaths: readonly string[]): void {
-    if (!('event' in frame) || typeof frame.chat_id !== 'string') return;
+    if (!('chat_id' in frame) || typeof frame.chat_id !== 'string') return;
     const chat_id = frame.chat_id;
     const media = mediaPaths.length ? { media: [...mediaPaths] } : {};
     if (frame.event === 'message' && frame.kind === undefined) {
