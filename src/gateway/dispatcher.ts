@@ -321,15 +321,6 @@ export class Dispatcher {
       settings: this.settings,
       describeTool: (event) => toolHint(event, this.settings.toolHintMaxLength),
     });
-    // Clients that follow turns learn that this one runs now (a queued message waited for the one before).
-    if (message.metadata?.[EVENT_META.wantsEvents] === true && !this.isPriority(message.content)) {
-      this.bus.publishOutbound({
-        channel: message.channel,
-        chatId: message.chatId,
-        content: '',
-        metadata: { ...message.metadata, [META.turnStart]: true },
-      });
-    }
     let output: TurnOutput;
     try {
       output = await this.loop.processMessage(input, {

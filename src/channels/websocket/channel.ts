@@ -417,13 +417,13 @@ export class WebSocketChannel implements Channel, WebUiHost {
       },
       timestamp: new Date().toISOString(),
     };
-    const accepted = frame.turn_id ? this.lifecycle.accept(chatId, frame.turn_id, startsTurn(text)) : undefined;
+    const accepted = frame.turn_id ? this.lifecycle.accept(chatId, frame.turn_id, isCommand(text)) : undefined;
     // Other tabs on this chat see what was sent, and which turn it starts.
     const echo: ServerFrame = {
       event: 'user_message',
       chat_id: chatId,
       text,
-      starts_turn: accepted?.starts_turn ?? startsTurn(text),
+      starts_turn: accepted?.starts_turn ?? !isCommand(text),
       ...(accepted ? { turn_id: accepted.turn_id } : {}),
       ...(accepted?.active_turn_id ? { active_turn_id: accepted.active_turn_id } : {}),
     };
@@ -455,12 +455,12 @@ export class WebSocketChannel implements Channel, WebUiHost {
   }
 }
 
-/** Commands answered beside a turn (nanobot's priority commands) do not start one. */
+/** Commands answered beside a turn (the gateway's priority commands): they do not start one. */
 const BESIDE_TURN = new Set(['/stop', '/status', '/restart']);
 
-function startsTurn(text: string): boolean {
+function isCommand(text: string): boolean {
   const word = text.split(/\s+/, 1)[0]?.toLowerCase() ?? '';
-  return !BESIDE_TURN.has(word);
+  return BESIDE_TURN.has(word.replace(/@\S*$/, ''));
 }
 
 type MessageEnvelope = Extract<ClientEnvelope, { type: 'message' }>;

@@ -6,8 +6,9 @@
  *   message_accepted → goal_status running → turn_model_updated → (delta… stream_end, message …) → turn_end →
  *   session_updated (to every connection) → goal_status idle
  *
- * A message sent while a turn of its chat runs waits for it here (it runs as the next turn), so it is accepted as
- * starting a turn of its own; `active_turn_id` names the turn that owns the chat only when that is the new one.
+ * A message sent while a turn of its chat runs is folded into that turn (or runs right after it, when it came too
+ * late), so, as nanobot says, it does not start a turn: `starts_turn: false`, `active_turn_id` = the running turn.
+ * When it does run on its own, its `goal_status running` says so and it owns the chat from then on.
  */
 import type { OutboundMessage } from '../../bus/types.js';
 import { META } from '../metadata.js';
@@ -37,20 +38,17 @@ export class TurnLifecycle {
   constructor(private readonly now: () => number = Date.now) {}
 
   /** A message with `turnId` was taken for `chatId`; `startsTurn` false for commands like `/stop`. */
-  accept(chatId: string, turnId: string, startsTurn: boolean): Extract<ServerFrame, { event: 'message_accepted' }> {
-    const turns = this.open.get(chatId) ?? [];
-    const idle = turns.length === 0;
-    if (startsTurn && turns.length < MAX_OPEN_TURNS) {
-      turns.push(turnId);
-      this.open.set(chatId, turns);
-    }
-    const active = idle ? (startsTurn ? turnId : undefined) : turns[0];
+  accept(chatId: string, turnId: string, command: boolean): Extract<ServerFrame, { event: 'message_accepted' }> {
+    const running = this.open.get(chatId)?.[0];
+    const starts = running === undefined && !command;
+    if (starts) this.open.set(chatId, [turnId]);
+    const active = running ?? (starts ? turnId : undefined);
     return {
       event: 'message_accepted',
       chat_id: chatId,
       turn_id: turnId,
-      starts_turn: startsTurn,
-      ...(active !== undefined && (idle || !startsTurn) ? { active_turn_id: active } : {}),
+      starts_turn: starts,
+      ...(active !== undefined ? { active_turn_id: active } : {}),
     };
   }
 
@@ -68,7 +66,10 @@ export class TurnLifecycle {
     const turnId = typeof meta[WEBUI_TURN_ID] === 'string' ? meta[WEBUI_TURN_ID] : undefined;
     const tag = turnId ? { turn_id: turnId } : {};
     const chat_id = message.chatId;
-    if (meta[META.turnStart] === true) return this.started(chat_id, tag, model());
+    if (meta[META.turnStart] === true) {
+      if (turnId) this.running(chat_id, turnId);
+      return this.started(chat_id, tag, model());
+    }
     const out: Addressed[] = frames.map((frame) => ({
       frame: turnId && 'chat_id' in frame ? { ...frame, ...tag } : frame,
     }));
@@ -92,6 +93,14 @@ export class TurnLifecycle {
       out.push({ frame: { event: 'turn_model_updated', chat_id, model_name: model.model, ...window } });
     }
     return out;
+  }
+
+  /** A turn runs now: it owns the chat (after the one it waited for, if that has not ended yet). */
+  private running(chatId: string, turnId: string): void {
+    const turns = this.open.get(chatId) ?? [];
+    if (turns.includes(turnId) || turns.length >= MAX_OPEN_TURNS) return;
+    turns.push(turnId);
+    this.open.set(chatId, turns);
   }
 
   private ended(chatId: string, turnId: string | undefined): void {
