@@ -66,7 +66,8 @@ export async function startWebUiGateway(
     if (Date.now() > deadline) throw new Error('the WebSocket channel did not start');
     await new Promise((r) => setTimeout(r, 25));
   }
-  const token = (await readFile(join(dataDir, 'webui-token'), 'utf8')).trim();
+  const configured = typeof websocket.token === 'string' ? websocket.token : '';
+  const token = configured || (await readFile(join(dataDir, 'webui-token'), 'utf8')).trim();
   return {
     gateway,
     fake,
