@@ -144,7 +144,8 @@ export function isLocalRequest(
   remoteAddress: string | undefined,
   headers: Record<string, string | string[] | undefined>,
 ): boolean {
-  if (!remoteAddress || !isLoopbackValue(remoteAddress)) return false;
+  // The peer is a bare IP from the socket, never quoted or padded.
+  if (!remoteAddress || !isLoopbackHost(remoteAddress)) return false;
   const host = headers.host;
   if (typeof host !== 'string' || !isLoopbackValue(host)) return false;
   const values: string[] = [];

@@ -9,6 +9,7 @@ import type { WebUiBackend } from '../../../src/channels/websocket/backend.js';
 import { WebSocketChannel } from '../../../src/channels/websocket/channel.js';
 import type { ServerFrame } from '../../../src/channels/websocket/frames.js';
 import { parseWebSocketSettings } from '../../../src/channels/websocket/index.js';
+import type { AuthLimiter } from '../../../src/security/auth-limiter.js';
 import type { IssuedTokens } from '../../../src/security/issued-tokens.js';
 
 export interface StartedChannel {
@@ -22,7 +23,7 @@ export interface StartedChannel {
 
 export async function startChannel(
   block: Record<string, unknown> = {},
-  options: { backend?: WebUiBackend; dataDir?: string; tokens?: IssuedTokens } = {},
+  options: { backend?: WebUiBackend; dataDir?: string; tokens?: IssuedTokens; authLimiter?: AuthLimiter } = {},
 ): Promise<StartedChannel> {
   const { backend } = options;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'nb-ws-')));
@@ -31,6 +32,7 @@ export async function startChannel(
     settings: () => settings,
     dataDir,
     ...(options.tokens ? { tokens: options.tokens } : {}),
+    ...(options.authLimiter ? { authLimiter: options.authLimiter } : {}),
   });
   if (backend) channel.bindBackend(backend);
   const bus = new MessageBus();
