@@ -42,6 +42,7 @@ const ALLOWED = {
   'src/channels/websocket/rest.ts': '/api/media streams a file it opened and checked inside ~/.nanobot/media',
   'src/channels/websocket/token.ts': 'WebSocket token file under ~/.nanobot',
   'src/channels/websocket/transcript.ts': "nanobot's WebUI transcripts under ~/.nanobot/webui",
+  'src/channels/websocket/sidebar-state.ts': "nanobot's WebUI sidebar state under ~/.nanobot/webui",
   'src/cli/commands/doctor.ts': 'checks the config file and that the workspace root is writable (no path inside it)',
   'src/cli/commands/gateway.ts': 'gateway log and state files under ~/.nanobot',
   'src/cli/commands/gateway-control.ts': 'gateway log file under ~/.nanobot (background start)',

@@ -162,6 +162,13 @@ describe.skipIf(!hasChromium)('WebUI in Chromium', () => {
     await page.getByRole('button', { name: 'Delete Renamed chat' }).click();
     await expect.poll(() => sessions.count()).toBe(1);
 
+    // A reload re-opens the chat that was open, from its transcript (nanobot's webui-thread), tool card and all.
+    await page.reload();
+    await page.locator('[data-testid="assistant-message"] strong', { hasText: 'hello world' }).waitFor();
+    expect(await page.locator('[data-testid="tool-card"] .tool-name').textContent()).toBe('read_file');
+    expect(await page.locator('[data-testid="user-message"]').first().textContent()).toContain('What do my notes say?');
+    await expect.poll(() => sessions.count()).toBe(1);
+
     // Phone width: the chat list becomes a drawer behind the menu button.
     await page.setViewportSize({ width: 390, height: 844 });
     const sidebar = page.locator('nav.sidebar');

@@ -1,15 +1,32 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import type { ServerFrame, SessionRow, UploadResult } from '../../src/channels/websocket/frames.js';
-import type { Api } from './api.js';
+import type {
+  ServerFrame,
+  SessionListRow,
+  SidebarStateView,
+  UploadResult,
+} from '../../src/channels/websocket/frames.js';
+import { type Api, sessionKeyOf } from './api.js';
 import { ChatView } from './components/ChatView.js';
 import { Composer } from './components/Composer.js';
 import { Icon } from './components/Icon.js';
-import { Sidebar } from './components/Sidebar.js';
+import { type ChatRow, Sidebar } from './components/Sidebar.js';
 import { StatusPanel } from './components/StatusPanel.js';
 import { ChatSocket, type ConnectionState } from './socket.js';
-import { addUserMessage, applyFrame, type ChatState, emptyChat, fromHistory } from './state.js';
+import { addUserMessage, applyFrame, type ChatState, emptyChat, fromThread } from './state.js';
 
 const ACTIVE_KEY = 'nanobot.chat';
+const KEY_PREFIX = 'websocket:';
+
+/** nanobot's rows → the list: a rename (the sidebar state's title override) wins, then the title, then the preview. */
+function chatRows(rows: SessionListRow[], sidebar: SidebarStateView | null): ChatRow[] {
+  return rows
+    .filter((row) => row.key.startsWith(KEY_PREFIX))
+    .map((row) => ({
+      chat_id: row.key.slice(KEY_PREFIX.length),
+      title: sidebar?.title_overrides[row.key] || row.title || row.preview || 'New chat',
+      updated_at: row.updated_at ?? '',
+    }));
+}
 
 export interface WorkspaceProps {
   api: Api;
@@ -22,7 +39,13 @@ export interface WorkspaceProps {
 export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspaceProps) {
   const [chats, setChats] = useState<Record<string, ChatState>>({});
   const [active, setActive] = useState<string | null>(null);
-  const [sessions, setSessions] = useState<SessionRow[]>([]);
+  const [rows, setRows] = useState<SessionListRow[]>([]);
+  const [sidebar, setSidebar] = useState<SidebarStateView | null>(null);
+  const [pending, setPending] = useState<ChatRow[]>([]);
+  const sessions = useMemo(() => {
+    const listed = chatRows(rows, sidebar);
+    return [...pending.filter((p) => !listed.some((row) => row.chat_id === p.chat_id)), ...listed];
+  }, [rows, sidebar, pending]);
   const [connection, setConnection] = useState<ConnectionState>('connecting');
   // Set once the connection drops, until it is back: retries pass through 'connecting' and must not hide the banner.
   const [lost, setLost] = useState(false);
@@ -42,7 +65,7 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
 
   const refreshSessions = useCallback(async () => {
     try {
-      setSessions(await api.sessions());
+      setRows(await api.sessions());
     } catch {
       // The list stays as it was; the next turn end tries again.
     }
@@ -52,8 +75,9 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
   const loadHistory = useCallback(
     async (chatId: string, force = false) => {
       try {
-        const history = await api.history(chatId);
-        setChats((all) => (all[chatId]?.busy && !force ? all : { ...all, [chatId]: fromHistory(history.entries) }));
+        const thread = await api.thread(chatId);
+        const chat = thread ? fromThread(thread.messages) : emptyChat;
+        setChats((all) => (all[chatId]?.busy && !force ? all : { ...all, [chatId]: chat }));
       } catch {
         setChats((all) => ({ ...all, [chatId]: all[chatId] ?? emptyChat }));
       }
@@ -64,6 +88,10 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
   const onFrame = useCallback(
     (frame: ServerFrame) => {
       if (frame.event === 'ready') return;
+      if (frame.event === 'sidebar_state_updated') {
+        setSidebar(frame.state as SidebarStateView);
+        return;
+      }
       if (frame.event === 'attached') {
         if (wantsNewChat.current) {
           wantsNewChat.current = false;
@@ -111,15 +139,25 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
     [loadHistory],
   );
 
-  // First load: the chat list, and the chat that was open last time (or a fresh one).
+  // First load: the chat list, and the chat that was open last time (or a fresh one). Only the latest run acts: a
+  // superseded one (React's double mount, a new token) must not open a second new chat under the user's message.
   useEffect(() => {
+    let superseded = false;
     void (async () => {
-      const rows = await api.sessions().catch(() => [] as SessionRow[]);
-      setSessions(rows);
+      const [listed, state] = await Promise.all([
+        api.sessions().catch(() => [] as SessionListRow[]),
+        api.sidebarState().catch(() => null),
+      ]);
+      if (superseded) return;
+      setRows(listed);
+      setSidebar(state);
       const last = localStorage.getItem(ACTIVE_KEY);
-      if (last && rows.some((row) => row.chat_id === last)) selectChat(last);
+      if (last && listed.some((row) => row.key === sessionKeyOf(last))) selectChat(last);
       else newChat();
     })();
+    return () => {
+      superseded = true;
+    };
   }, [api, newChat, selectChat]);
 
   useEffect(() => {
@@ -155,10 +193,7 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
     }));
     if (!sessions.some((row) => row.chat_id === chatId)) {
       const title = text.slice(0, 60) || uploads[0]?.name || 'New chat';
-      setSessions((rows) => [
-        { chat_id: chatId, title, updated_at: new Date().toISOString(), message_count: 1 },
-        ...rows,
-      ]);
+      setPending((list) => [{ chat_id: chatId, title, updated_at: new Date().toISOString() }, ...list]);
     }
   };
 
@@ -174,13 +209,24 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
     }
   };
 
+  /** A rename is a title override in nanobot's sidebar state (the session itself is not touched). */
   const rename = async (chatId: string, title: string) => {
-    await api.rename(chatId, title);
-    await refreshSessions();
+    if (!socket.current) throw new Error('Not connected yet.');
+    const current = sidebar ?? (await api.sidebarState());
+    const key = sessionKeyOf(chatId);
+    const titles = { ...current.title_overrides };
+    if (title.trim()) titles[key] = title.trim();
+    else delete titles[key];
+    const stored = await socket.current.request('sidebar.update', {
+      state: { ...current, title_overrides: titles },
+    });
+    setSidebar(stored as SidebarStateView);
   };
 
   const remove = async (chatId: string) => {
-    await api.remove(chatId);
+    if (!socket.current) throw new Error('Not connected yet.');
+    await socket.current.request('session.delete', { key: sessionKeyOf(chatId) });
+    setPending((list) => list.filter((row) => row.chat_id !== chatId));
     setChats(({ [chatId]: _gone, ...rest }) => rest);
     await refreshSessions();
     if (chatId === active) newChat();

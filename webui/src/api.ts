@@ -3,7 +3,16 @@
  * `#token=…` or this browser, when there is one) hands out a short-lived API token and a one-connection WebSocket
  * token. A browser on the gateway's machine needs no token unless the gateway is configured with one.
  */
-import type { SessionHistory, SessionRow, StatusReport, UploadResult } from '../../src/channels/websocket/frames.js';
+import type {
+  SessionListRow,
+  SidebarStateView,
+  StatusReport,
+  ThreadResponse,
+  UploadResult,
+} from '../../src/channels/websocket/frames.js';
+
+/** The session key of one of our chats (nanobot's routes take keys, not chat ids). */
+export const sessionKeyOf = (chatId: string) => `websocket:${chatId}`;
 
 const TOKEN_KEY = 'nanobot.token';
 
@@ -80,24 +89,22 @@ export class Api {
     return body as T;
   }
 
-  async sessions(): Promise<SessionRow[]> {
-    return (await this.call<{ sessions: SessionRow[] }>('/api/sessions')).sessions;
+  async sessions(): Promise<SessionListRow[]> {
+    return (await this.call<{ sessions: SessionListRow[] }>('/api/sessions')).sessions;
   }
 
-  history(chatId: string): Promise<SessionHistory> {
-    return this.call(`/api/sessions/${encodeURIComponent(chatId)}`);
+  /** A chat as the WebUI shows it (nanobot's webui-thread); null when there is nothing yet (404). */
+  async thread(chatId: string): Promise<ThreadResponse | null> {
+    try {
+      return await this.call(`/api/sessions/${encodeURIComponent(sessionKeyOf(chatId))}/webui-thread`);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return null;
+      throw err;
+    }
   }
 
-  rename(chatId: string, title: string): Promise<unknown> {
-    return this.call(`/api/sessions/${encodeURIComponent(chatId)}`, {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ title }),
-    });
-  }
-
-  remove(chatId: string): Promise<unknown> {
-    return this.call(`/api/sessions/${encodeURIComponent(chatId)}`, { method: 'DELETE' });
+  sidebarState(): Promise<SidebarStateView> {
+    return this.call('/api/webui/sidebar-state');
   }
 
   status(chatId: string | null): Promise<StatusReport> {

@@ -29,6 +29,18 @@ export class ChatSocket {
     void this.connect();
   }
 
+  private readonly pending = new Map<string, { resolve(value: unknown): void; reject(error: Error): void }>();
+  private requests = 0;
+
+  /** A `webui_request` (chat management); resolves with its result, rejects with the server's message. */
+  request(action: string, payload: Record<string, unknown>): Promise<unknown> {
+    const requestId = `req-${Date.now().toString(36)}-${++this.requests}`;
+    return new Promise((resolve, reject) => {
+      this.pending.set(requestId, { resolve, reject });
+      this.send({ type: 'webui_request', request_id: requestId, action, payload });
+    });
+  }
+
   send(envelope: ClientEnvelope): void {
     if (envelope.type === 'attach' || envelope.type === 'message') this.followed.add(envelope.chat_id);
     if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(envelope));
@@ -63,13 +75,27 @@ export class ChatSocket {
       if (again) this.events.reconnected();
     };
     ws.onmessage = (event) => {
+      let frame: ServerFrame;
       try {
-        this.events.frame(JSON.parse(String(event.data)) as ServerFrame);
+        frame = JSON.parse(String(event.data)) as ServerFrame;
       } catch {
-        // Not JSON: not from our server; ignore.
+        return; // Not JSON: not from our server; ignore.
       }
+      if (frame.event === 'webui_response') {
+        const waiting = this.pending.get(frame.request_id);
+        this.pending.delete(frame.request_id);
+        if (frame.ok) waiting?.resolve(frame.result);
+        else waiting?.reject(new Error(frame.error.message));
+        return;
+      }
+      this.events.frame(frame);
     };
-    ws.onclose = () => this.retry();
+    ws.onclose = () => {
+      // A request sent on this connection gets no answer now; the caller can try again.
+      for (const waiting of this.pending.values()) waiting.reject(new Error('the connection to the gateway dropped'));
+      this.pending.clear();
+      this.retry();
+    };
   }
 
   private retry(): void {

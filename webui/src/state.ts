@@ -1,5 +1,5 @@
 /** What a chat shows, built from history and then from server frames as they arrive. */
-import type { HistoryEntry, MediaLink, ServerFrame } from '../../src/channels/websocket/frames.js';
+import type { MediaLink, ServerFrame, ThreadMessage } from '../../src/channels/websocket/frames.js';
 
 export type Block =
   | { type: 'reasoning'; id: string; text: string; done: boolean }
@@ -32,25 +32,53 @@ export const emptyChat: ChatState = { items: [], busy: false };
 let counter = 0;
 const nextId = (prefix: string) => `${prefix}-${++counter}`;
 
-export function fromHistory(entries: HistoryEntry[]): ChatState {
-  const items: Item[] = entries.map((entry) => {
-    if (entry.role === 'user') return { kind: 'user', id: nextId('u'), text: entry.text, media: entry.media ?? [] };
-    const blocks: Block[] = [];
-    if (entry.reasoning) blocks.push({ type: 'reasoning', id: nextId('r'), text: entry.reasoning, done: true });
-    for (const tool of entry.tools) {
-      blocks.push({
-        type: 'tool',
-        id: tool.id,
-        name: tool.name,
-        args: tool.arguments,
-        ...(tool.result !== undefined ? { result: tool.result } : {}),
-        ...(tool.is_error !== undefined ? { isError: tool.is_error } : {}),
-        done: true,
-      });
+/**
+ * A chat from nanobot's webui-thread rows: user rows; assistant rows (reasoning, answer) and tool trace rows
+ * (`toolEvents`, one card per call) folded into one assistant item per user turn, as the chat shows them live.
+ */
+export function fromThread(messages: readonly ThreadMessage[]): ChatState {
+  const items: Item[] = [];
+  let turn: Extract<Item, { kind: 'assistant' }> | undefined;
+  const current = () => {
+    if (!turn) {
+      turn = { kind: 'assistant', id: nextId('a'), blocks: [], media: [], done: true };
+      items.push(turn);
     }
-    if (entry.text) blocks.push({ type: 'text', id: nextId('t'), text: entry.text, done: true });
-    return { kind: 'assistant', id: nextId('a'), blocks, media: [], done: true };
-  });
+    return turn;
+  };
+  for (const message of messages) {
+    if (message.role === 'user') {
+      const media = (message.media ?? []).map((m) => m.name ?? 'file');
+      items.push({ kind: 'user', id: message.id, text: message.content, media });
+      turn = undefined;
+      continue;
+    }
+    const { blocks } = current();
+    if (message.kind === 'trace') {
+      if (!message.toolEvents?.length) {
+        if (message.content) blocks.push({ type: 'note', id: message.id, text: message.content, tone: 'hint' });
+        continue;
+      }
+      for (const event of message.toolEvents) {
+        const failed = event.phase === 'error';
+        const output = failed ? event.error : event.result;
+        blocks.push({
+          type: 'tool',
+          id: event.call_id || nextId('tool'),
+          name: event.name,
+          args: typeof event.arguments === 'string' ? event.arguments : JSON.stringify(event.arguments ?? {}),
+          ...(event.phase !== 'start'
+            ? { result: typeof output === 'string' ? output : JSON.stringify(output ?? '') }
+            : {}),
+          ...(event.phase !== 'start' ? { isError: failed } : {}),
+          done: true,
+        });
+      }
+      continue;
+    }
+    if (message.reasoning) blocks.push({ type: 'reasoning', id: nextId('r'), text: message.reasoning, done: true });
+    if (message.content) blocks.push({ type: 'text', id: message.id, text: message.content, done: true });
+  }
   return { items, busy: false };
 }
 

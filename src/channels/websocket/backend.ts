@@ -2,12 +2,15 @@
  * What the WebUI's REST surface reads from the running gateway: the session store, whether a session is busy, the
  * model, the channels and the cron jobs. The gateway binds it once it runs (`bindWebUi`); tests build one directly.
  */
+import { basename } from 'node:path';
 import { listCronJobs } from '../../cron/service.js';
 import type { CronJob, CronSchedule } from '../../cron/types.js';
 import type { GatewayContext, GatewayService } from '../../gateway/lifecycle.js';
 import { estimateTextTokens } from '../../memory/tokens.js';
 import type { Session, SessionStore } from '../../session/types.js';
+import type { CommandInfo } from './commands-api.js';
 import type { StatusReport } from './frames.js';
+import type { WorkspaceScope } from './sessions-api.js';
 
 export interface WebUiBackend {
   sessions(): SessionStore;
@@ -16,6 +19,12 @@ export interface WebUiBackend {
   model(): { model: string; provider: string; contextWindowTokens: number };
   channels(): Record<string, string>;
   cronJobs(): Promise<CronJob[]>;
+  /** The gateway's workspace as nanobot's `workspace_scope` payload (a chat's own scope overrides it). */
+  workspaceScope(): WorkspaceScope;
+  /** The slash commands the agent runs (for `/api/commands`). */
+  commands?(): CommandInfo[];
+  /** When the running turn of this session started (epoch seconds), if one runs. */
+  runStartedAt?(sessionKey: string): number | undefined;
 }
 
 /** Something with a name and a state, e.g. a Channel. */
@@ -40,6 +49,24 @@ export function gatewayBackend(context: GatewayContext, channels: () => readonly
     channels: () => Object.fromEntries(channels().map((channel) => [channel.name, channel.status()])),
     // Pending changes in action.jsonl (nanobot's `agent` writes there) are part of the list, as nanobot shows them.
     cronJobs: () => listCronJobs(context.loaded().workspace),
+    commands: () =>
+      context
+        .agent()
+        .loop.commands.list()
+        .map(({ name, description, usage }) => ({ name, description, ...(usage ? { usage } : {}) })),
+    workspaceScope: () => {
+      const { workspace, config } = context.loaded();
+      return workspaceScopeOf(workspace, config.tools.restrictToWorkspace);
+    },
+  };
+}
+
+export function workspaceScopeOf(workspace: string, restrict: boolean): WorkspaceScope {
+  return {
+    project_path: workspace,
+    project_name: basename(workspace) || workspace,
+    access_mode: restrict ? 'restricted' : 'full',
+    restrict_to_workspace: restrict,
   };
 }
 

@@ -31,11 +31,14 @@ import { framesFor } from './outbound.js';
 import { FlushScheduler, Outbox } from './outbox.js';
 import { type ClientFrame, FRAME_CEILING_FACTOR, type FrameRef, oversizeDetail, parseClientFrame } from './protocol.js';
 import { handleApi } from './rest.js';
+import type { SessionsApiOptions } from './sessions-api.js';
 import { hostForUrl, normalizePath, type WebSocketSettings } from './settings.js';
+import { SidebarStateStore } from './sidebar-state.js';
 import { resolveToken } from './token.js';
 import { WebuiTranscripts } from './transcript.js';
 import { EVENT_META } from './turn-events.js';
 import { TurnLifecycle, type TurnModel, WEBUI_TURN_ID } from './turn-lifecycle.js';
+import { handleWebuiRequest } from './webui-requests.js';
 
 export const WEBSOCKET_CHANNEL = 'websocket';
 /** Where `npm run build` puts the WebUI. */
@@ -99,12 +102,19 @@ export class WebSocketChannel implements Channel, WebUiHost {
 
   /** nanobot's WebUI transcripts, so a chat continued here shows in its WebUI too. */
   private readonly transcripts: WebuiTranscripts;
+  /** nanobot's session routes and chat-management requests: transcripts, sidebar state. */
+  private readonly sessionsApi: SessionsApiOptions;
 
   constructor(private readonly options: WebSocketChannelOptions) {
     this.authLimiter = options.authLimiter ?? new AuthLimiter();
     this.tokens = options.tokens ?? new IssuedTokens();
     this.log = options.log ?? silentLogger;
     this.transcripts = new WebuiTranscripts(join(options.dataDir, 'webui'), this.name, this.log);
+    this.sessionsApi = {
+      channel: this.name,
+      transcripts: this.transcripts,
+      sidebar: new SidebarStateStore(join(options.dataDir, 'webui')),
+    };
   }
 
   /** Any chat when allowFrom is `"*"` (the default); otherwise a chat an allowed client follows now. */
@@ -153,8 +163,8 @@ export class WebSocketChannel implements Channel, WebUiHost {
             uploadDir: join(this.options.dataDir, 'media', this.name),
             maxUploadBytes: () => this.options.settings().maxMediaMb * 1024 * 1024,
             sessionKey: (chatId) => `${this.name}:${chatId}`,
-            keyPrefix: `${this.name}:`,
             wsPath: normalizePath(settings.path),
+            sessionsApi: this.sessionsApi,
           }),
         upgrade: (req, socket, head, url) => this.upgrade(req, socket, head, url),
         onError: (message) => this.log.warn(`${this.name}: ${message}`),
@@ -363,7 +373,21 @@ export class WebSocketChannel implements Channel, WebUiHost {
           return this.tooManyChats(client, { chat_id: frame.chat_id, ...turnRef(frame.turn_id) });
         }
         return this.publish(client, frame);
+      case 'webui_request':
+        return this.webuiRequest(client, frame);
     }
+  }
+
+  private async webuiRequest(client: Client, frame: Record<string, unknown>): Promise<void> {
+    const answer = await handleWebuiRequest(frame, {
+      backend: () => this.backend,
+      sessions: this.sessionsApi,
+      broadcastSidebar: (state) => {
+        for (const other of this.clients) this.sendFrame(other, { event: 'sidebar_state_updated', state });
+      },
+    });
+    if ('invalidId' in answer) this.sendFrame(client, { event: 'error', detail: 'invalid webui request_id' });
+    else this.sendFrame(client, answer);
   }
 
   private tooManyChats(client: Client, ref: FrameRef = {}): void {

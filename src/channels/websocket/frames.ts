@@ -52,7 +52,12 @@ export type ServerFrame =
    * A request the server refused, or (with `kind`) a turn that failed: `kind` is the provider error kind (`auth`,
    * `network`, …) or `internal`; `hint` says what to fix (`Check providers.openai.apiKey …`).
    */
-  | { event: 'error'; detail: string; chat_id?: string; kind?: string; hint?: string };
+  | { event: 'error'; detail: string; chat_id?: string; kind?: string; hint?: string }
+  /** The answer to a `webui_request` (nanobot's chat-management mutations). */
+  | { event: 'webui_response'; request_id: string; ok: true; result: unknown }
+  | { event: 'webui_response'; request_id: string; ok: false; error: { status: number; message: string } }
+  /** The sidebar state changed (pins, titles, …): every WebUI connection gets the new state. */
+  | { event: 'sidebar_state_updated'; state: unknown };
 
 /**
  * nanobot's turn lifecycle (its WebUI and TUI follow a turn by these). Every frame of a turn that a client started
@@ -108,36 +113,75 @@ export type ClientEnvelope =
       media?: (string | InlineAttachment)[];
       turn_id?: string;
       webui?: boolean;
-    };
+    }
+  /** A chat-management mutation (`session.delete`, `sidebar.update`, …), answered by `webui_response`. */
+  | { type: 'webui_request'; request_id: unknown; action: unknown; payload: unknown; [key: string]: unknown };
 
 /** A client's turn id (nanobot's rule); anything else is replaced by a fresh one. */
 export const TURN_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 // ── REST (`/api/*`, `Authorization: Bearer <token>`) ───────────────────────────────────────────────────────────
 
-export interface SessionRow {
-  chat_id: string;
-  title: string;
-  updated_at: string;
-  message_count: number;
+/** nanobot's `workspace_scope` payload of a chat: its own (session metadata) or the gateway's workspace. */
+export interface WorkspaceScope {
+  project_path: string;
+  project_name: string;
+  access_mode: 'restricted' | 'full';
+  restrict_to_workspace: boolean;
 }
 
-export interface HistoryToolCall {
+/** A `GET /api/sessions` row, in nanobot's shape (`key` is `websocket:<chat_id>`; `title` is "" until named). */
+export interface SessionListRow {
+  key: string;
+  created_at: string | null;
+  updated_at: string | null;
+  title: string;
+  preview: string;
+  model_preset: string | null;
+  workspace_scope: WorkspaceScope;
+  run_started_at?: number;
+}
+
+/** One row of nanobot's `UIMessage` (a `webui-thread` message): the fields this WebUI reads; others pass through. */
+export interface ThreadMessage {
   id: string;
-  name: string;
-  arguments: string;
-  result?: string;
-  is_error?: boolean;
+  role: string;
+  content: string;
+  kind?: string;
+  reasoning?: string;
+  media?: { kind: string; url?: string; name?: string }[];
+  toolEvents?: {
+    phase: string;
+    call_id?: string;
+    name: string;
+    arguments?: unknown;
+    result?: unknown;
+    error?: unknown;
+  }[];
+  [key: string]: unknown;
 }
 
-export type HistoryEntry =
-  | { role: 'user'; text: string; media?: string[] }
-  | { role: 'assistant'; text: string; reasoning?: string; tools: HistoryToolCall[] };
+/** `GET /api/sessions/<key>/webui-thread` (nanobot's `WebuiThreadPersistedPayload`). */
+export interface ThreadResponse {
+  schemaVersion: number;
+  sessionKey: string;
+  messages: ThreadMessage[];
+  completed_turn_ids: string[];
+  has_pending_tool_calls: boolean;
+  active_turn_id: string | null;
+  page?: {
+    before_cursor: string | null;
+    has_more_before: boolean;
+    loaded_message_count: number;
+    user_message_offset: number;
+  };
+  workspace_scope?: WorkspaceScope;
+}
 
-export interface SessionHistory {
-  chat_id: string;
-  title: string;
-  entries: HistoryEntry[];
+/** nanobot's sidebar state (`GET /api/webui/sidebar-state`, `sidebar.update`): the part this WebUI uses. */
+export interface SidebarStateView {
+  title_overrides: Record<string, string>;
+  [key: string]: unknown;
 }
 
 export interface UploadResult {

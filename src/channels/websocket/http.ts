@@ -37,6 +37,11 @@ export interface WebUiServerOptions {
   tokens?: IssuedTokens;
   /** The model the agent answers with now, for the bootstrap. */
   modelName?: () => string;
+  /**
+   * Other credentials accepted beside the static token (e.g. nanobot's short-lived `api_token` from the bootstrap);
+   * `route` says where it is presented. Checked in the same place, under the same limiter.
+   */
+  acceptsOther?(given: string, route: 'api' | 'websocket'): boolean;
 }
 
 export interface WebUiServer {
@@ -73,12 +78,18 @@ export async function startWebUiServer(options: WebUiServerOptions): Promise<Web
    * Undefined when the token is right (or none is needed), else the refusal: 429 while limited, 401 otherwise.
    * `issued`: whether the given token is a valid short-lived one (checked only when it is not the static token).
    */
-  const tokenRefusal = (req: IncomingMessage, given: string | undefined | null, issued: () => boolean) => {
+  const tokenRefusal = (
+    req: IncomingMessage,
+    given: string | undefined | null,
+    route: 'api' | 'websocket',
+    issued: () => boolean,
+  ) => {
     if (options.token === undefined) return undefined;
     const address = req.socket.remoteAddress;
     const wait = limiter.retryAfterS(address);
     if (wait > 0) return { status: 429, retryAfterS: wait, reason: `too many wrong tokens; retry in ${wait} s` };
     if (secretMatches(options.token, given) || issued()) return undefined;
+    if (given && options.acceptsOther?.(given, route)) return undefined;
     limiter.recordFailure(address);
     return { status: 401, retryAfterS: 0, reason: 'missing or wrong token' };
   };
@@ -113,6 +124,7 @@ export async function startWebUiServer(options: WebUiServerOptions): Promise<Web
       const refused = tokenRefusal(
         req,
         bearer,
+        'api',
         () => tokens.checkApi(bearer) || tokens.checkApi(url.searchParams.get('token')),
       );
       if (refused?.status === 429) res.setHeader('retry-after', String(refused.retryAfterS));
@@ -142,7 +154,7 @@ export async function startWebUiServer(options: WebUiServerOptions): Promise<Web
     // An issued token opens one connection: it is taken here, right or not needed.
     const audience =
       options.token === undefined || !secretMatches(options.token, given) ? tokens.take(given) : undefined;
-    const refused = tokenRefusal(req, given, () => audience !== undefined);
+    const refused = tokenRefusal(req, given, 'websocket', () => audience !== undefined);
     if (refused) return refuse(socket, refused.status, refused.reason, refused.retryAfterS);
     options.upgrade(req, socket, head, url);
   });

@@ -54,6 +54,13 @@ const envelopeSchema = z.discriminatedUnion('type', [
       .optional()
       .transform((value) => value === true),
   }),
+  // Checked field by field where it is handled (webui-requests.ts), with nanobot's answers for each fault.
+  z.looseObject({
+    type: z.literal('webui_request'),
+    request_id: z.unknown(),
+    action: z.unknown(),
+    payload: z.unknown(),
+  }),
 ]);
 
 /**
@@ -85,7 +92,7 @@ export interface FrameRef {
 
 export type ParsedFrame = { ok: true; frame: ClientFrame } | ({ ok: false; detail: string } & FrameRef);
 
-const KNOWN_TYPES = new Set(['new_chat', 'attach', 'detach', 'message']);
+const KNOWN_TYPES = new Set(['new_chat', 'attach', 'detach', 'message', 'webui_request']);
 
 function refOf(record: Record<string, unknown>): FrameRef {
   const ref: FrameRef = {};

@@ -1,9 +1,9 @@
 /**
  * The WebUI's REST routes (token already checked by http.ts):
- *   GET    /api/sessions              the WebSocket chats, newest first
- *   GET    /api/sessions/:chat_id     one chat's history
- *   PATCH  /api/sessions/:chat_id     {"title": "…"} renames it (a title in the session's metadata)
- *   DELETE /api/sessions/:chat_id     deletes it
+ *   GET    /api/sessions              the WebSocket chats, newest first, in nanobot's row shape (sessions-api.ts)
+ *   GET    /api/sessions/<key>/{webui-thread,context,automations}   nanobot's routes (sessions-api.ts)
+ *   GET    /api/webui/sidebar-state   nanobot's sidebar state (written with the `sidebar.update` webui_request)
+ *   GET    /api/commands              the slash commands, in nanobot's palette shape (commands-api.ts)
  *   GET    /api/status[?chat_id=]     model, provider, context use, channels, cron jobs
  *   GET    /api/info                  where the WebSocket is (`ws_path`)
  *   POST   /api/uploads               raw file body → {"id", …}, a reference for a `message` envelope
@@ -11,16 +11,22 @@
  */
 import { closeSync, createReadStream } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { z } from 'zod';
 import { type CheckedFile, openCheckedFile, type RealPathCheck } from '../../security/checked-open.js';
 import { isPathInside, realpathNearest } from '../../security/workspace.js';
 import { errorMessage } from '../../util/errors.js';
 import type { WebUiBackend } from './backend.js';
 import { statusReport } from './backend.js';
-import { CHAT_ID_PATTERN, type SessionHistory, type SessionRow, type UploadResult } from './frames.js';
-import { historyEntries, sessionTitle } from './history.js';
+import { commandPalette } from './commands-api.js';
+import { CHAT_ID_PATTERN, type UploadResult } from './frames.js';
 import { sendJson } from './http.js';
 import { type MediaRefs, receiveUpload, servedContentType, UploadError } from './media-refs.js';
+import {
+  listSessions,
+  type SessionsApiOptions,
+  sessionAutomations,
+  sessionContext,
+  webuiThread,
+} from './sessions-api.js';
 
 export interface RestOptions {
   backend(): WebUiBackend | undefined;
@@ -32,14 +38,11 @@ export interface RestOptions {
   maxUploadBytes(): number;
   /** `websocket:<chat_id>`. */
   sessionKey(chatId: string): string;
-  /** The prefix of this channel's session keys (`websocket:`). */
-  keyPrefix: string;
   /** The WebSocket upgrade path. */
   wsPath: string;
+  /** nanobot's session routes: transcripts and sidebar state. */
+  sessionsApi: SessionsApiOptions;
 }
-
-const MAX_JSON_BODY = 16 * 1024;
-const renameBody = z.strictObject({ title: z.string().trim().min(1).max(120) });
 
 export async function handleApi(
   req: IncomingMessage,
@@ -50,7 +53,14 @@ export async function handleApi(
   const parts = url.pathname.split('/').filter(Boolean).slice(1);
   const [resource, id, extra] = parts;
   const method = req.method ?? 'GET';
-  if (extra !== undefined) return sendJson(res, 404, { error: 'not found' });
+  if (resource === 'sessions' && id !== undefined && extra !== undefined) {
+    return sessionSubroute(req, res, url, options, id, parts.slice(2));
+  }
+  if (resource === 'webui' && id === 'sidebar-state' && extra === undefined) {
+    if (method !== 'GET') return sendJson(res, 405, { error: 'WebUI mutations require an authenticated WebSocket' });
+    return sendJson(res, 200, await options.sessionsApi.sidebar.read());
+  }
+  if (extra !== undefined) return sendJson(res, 404, { error: 'API route not found' });
 
   if (resource === 'uploads' && id === undefined) {
     if (method !== 'POST') return sendJson(res, 405, { error: 'use POST' });
@@ -62,6 +72,10 @@ export async function handleApi(
   const backend = options.backend();
   if (!backend) return sendJson(res, 503, { error: 'the gateway is still starting' });
 
+  if (resource === 'commands' && id === undefined) {
+    if (method !== 'GET') return sendJson(res, 405, { error: 'use GET' });
+    return sendJson(res, 200, commandPalette(backend.commands?.() ?? []));
+  }
   if (resource === 'status' && id === undefined) {
     if (method !== 'GET') return sendJson(res, 405, { error: 'use GET' });
     const chatId = url.searchParams.get('chat_id');
@@ -73,47 +87,40 @@ export async function handleApi(
 
   if (id === undefined) {
     if (method !== 'GET') return sendJson(res, 405, { error: 'use GET' });
-    const rows: SessionRow[] = [];
-    for (const summary of await backend.sessions().list()) {
-      if (!summary.key.startsWith(options.keyPrefix)) continue;
-      const chatId = summary.key.slice(options.keyPrefix.length);
-      if (!CHAT_ID_PATTERN.test(chatId)) continue;
-      const session = await backend.sessions().load(summary.key);
-      rows.push({
-        chat_id: chatId,
-        title: sessionTitle(session),
-        updated_at: summary.updatedAt,
-        message_count: summary.messageCount,
-      });
-    }
-    return sendJson(res, 200, { sessions: rows });
+    const answer = await listSessions(backend, options.sessionsApi);
+    return sendJson(res, answer.status, answer.body);
   }
 
-  if (!CHAT_ID_PATTERN.test(id)) return sendJson(res, 400, { error: 'invalid chat_id' });
-  const key = options.sessionKey(id);
-  if (method === 'GET') {
-    const session = await backend.sessions().load(key);
-    const history: SessionHistory = {
-      chat_id: id,
-      title: sessionTitle(session),
-      entries: historyEntries(session.messages),
-    };
-    return sendJson(res, 200, history);
+  // Per-chat reads go through nanobot's routes (/api/sessions/<key>/…); changes through webui_request.
+  if (method !== 'GET') return sendJson(res, 405, { error: 'WebUI mutations require an authenticated WebSocket' });
+  return sendJson(res, 404, { error: 'API route not found' });
+}
+
+/** `GET /api/sessions/<key>/<route>`: nanobot's read-only session routes. */
+async function sessionSubroute(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  options: RestOptions,
+  rawKey: string,
+  rest: string[],
+): Promise<void> {
+  const [route, more] = rest;
+  const known = route === 'webui-thread' || route === 'context' || route === 'automations';
+  if (!known || more !== undefined) {
+    if (route === 'delete') return sendJson(res, 405, { error: 'WebUI mutations require an authenticated WebSocket' });
+    return sendJson(res, 404, { error: 'API route not found' });
   }
-  if (method !== 'PATCH' && method !== 'DELETE') return sendJson(res, 405, { error: 'use GET, PATCH or DELETE' });
-  // The running turn saves its own copy of the session at the end, which would undo the change.
-  if (backend.isBusy(key)) return sendJson(res, 409, { error: 'the agent is answering in this chat; try again after' });
-  if (method === 'DELETE') {
-    await backend.sessions().delete(key);
-    return sendJson(res, 200, { deleted: id });
-  }
-  const parsed = renameBody.safeParse(await readJson(req).catch(() => undefined));
-  if (!parsed.success) return sendJson(res, 400, { error: 'send {"title": "…"} (1–120 characters)' });
-  const session = await backend.sessions().load(key);
-  if (session.messages.length === 0) return sendJson(res, 404, { error: 'no such chat' });
-  session.metadata.title = parsed.data.title;
-  await backend.sessions().save(session);
-  return sendJson(res, 200, { chat_id: id, title: parsed.data.title });
+  if ((req.method ?? 'GET') !== 'GET') return sendJson(res, 405, { error: 'use GET' });
+  const backend = options.backend();
+  if (!backend) return sendJson(res, 503, { error: 'session manager unavailable' });
+  const answer =
+    route === 'webui-thread'
+      ? await webuiThread(backend, options.sessionsApi, rawKey, url.searchParams)
+      : route === 'context'
+        ? await sessionContext(backend, options.sessionsApi, rawKey)
+        : await sessionAutomations(backend, options.sessionsApi, rawKey);
+  return sendJson(res, answer.status, answer.body);
 }
 
 async function upload(req: IncomingMessage, res: ServerResponse, options: RestOptions): Promise<void> {
@@ -166,15 +173,4 @@ async function media(res: ServerResponse, id: string, options: RestOptions): Pro
   const body = createReadStream('', { fd, start: 0, end: stats.size - 1 });
   body.on('error', () => res.destroy());
   body.pipe(res);
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_JSON_BODY) throw new Error('body too large');
-    chunks.push(chunk);
-  }
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
 }

@@ -1,14 +1,26 @@
 /**
  * nanobot's WebUI transcript of a WebSocket chat: `~/.nanobot/webui/<safe session key>.jsonl`, one event per line
- * (`user`, the reply as `message` or `stream_end` with its whole text, `turn_end`), each with `created_at_ms`. nanobot's
+ * (`user`, the reply as `message` or `stream_end` with its whole text, trace `message`s with `tool_events`, whole
+ * `reasoning_end` segments, `turn_end`), each with `created_at_ms`. nanobot's
  * WebUI shows a chat from this file (filling in user turns from the session), so chats continued here show there
  * too. Appends only, one whole line per write (O_APPEND), like nanobot's own writer; deltas are never recorded.
  */
-import { closeSync, constants, fstatSync, mkdirSync, openSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { appendWholeSync } from '../../security/workspace-file-ops.js';
 import type { Logger } from '../../util/log.js';
 import type { ServerFrame } from './frames.js';
+import { parseArguments, toolEvent } from './thread.js';
 
 /** nanobot's `SessionManager.safe_key`: `:` and the other characters unsafe in file names become `_`. */
 export function transcriptStem(sessionKey: string): string {
@@ -17,6 +29,22 @@ export function transcriptStem(sessionKey: string): string {
 
 /** nanobot refuses lines over this size; a longer reply is left out of the transcript (the session keeps it). */
 const MAX_LINE_BYTES = 8 * 1024 * 1024;
+
+/** A file or directory that is not a symbolic link (nanobot skips links in ~/.nanobot/webui too). */
+function isPlain(path: string, kind: 'file' | 'dir'): boolean {
+  try {
+    const stat = lstatSync(path);
+    return kind === 'file' ? stat.isFile() : stat.isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function pick(record: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of keys) if (record[key] !== undefined) out[key] = record[key];
+  return out;
+}
 
 export type TranscriptRecord = Record<string, unknown> & { event: string; chat_id: string };
 
@@ -33,6 +61,81 @@ export class WebuiTranscripts {
     return join(this.dir, `${transcriptStem(`${this.channel}:${chatId}`)}.jsonl`);
   }
 
+  /** nanobot rotates long transcripts into `<stem>.segments/NNNNNN.jsonl`, read before the active file. */
+  private segmentsDir(chatId: string): string {
+    return join(this.dir, `${transcriptStem(`${this.channel}:${chatId}`)}.segments`);
+  }
+
+  /** The chats of this channel that have a transcript here (nanobot's WebUI lists them even without a session). */
+  chats(): string[] {
+    const prefix = transcriptStem(`${this.channel}:`);
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return [];
+    }
+    const chats = new Set<string>();
+    for (const name of names) {
+      const stem = name.endsWith('.jsonl') ? name.slice(0, -6) : name.endsWith('.segments') ? name.slice(0, -9) : '';
+      if (!stem.startsWith(prefix) || stem === prefix) continue;
+      if (!isPlain(join(this.dir, name), name.endsWith('.jsonl') ? 'file' : 'dir')) continue;
+      chats.add(stem.slice(prefix.length));
+    }
+    return [...chats].sort();
+  }
+
+  /** Every record of the chat's transcript (segments, then the active file), or undefined when it has none. */
+  read(chatId: string): Record<string, unknown>[] | undefined {
+    const files: string[] = [];
+    const segments = this.segmentsDir(chatId);
+    if (isPlain(segments, 'dir')) {
+      for (const name of readdirSync(segments).sort()) {
+        if (/^\d{6}\.jsonl$/.test(name) && isPlain(join(segments, name), 'file')) files.push(join(segments, name));
+      }
+    }
+    if (isPlain(this.pathFor(chatId), 'file')) files.push(this.pathFor(chatId));
+    if (files.length === 0) return undefined;
+    const records: Record<string, unknown>[] = [];
+    for (const file of files) {
+      let text: string;
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch (error) {
+        this.log.warn(`WebUI transcript ${file}: ${error instanceof Error ? error.message : String(error)}`);
+        continue;
+      }
+      for (const line of text.split('\n')) {
+        if (!line.trim()) continue;
+        try {
+          const value: unknown = JSON.parse(line);
+          if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+            records.push(value as Record<string, unknown>);
+          }
+        } catch {
+          // A torn or foreign line: nanobot skips it too.
+        }
+      }
+    }
+    return records;
+  }
+
+  /** Deletes the chat's transcript (and nanobot's rotated segments and legacy `.json` snapshot). */
+  remove(chatId: string): boolean {
+    const stem = join(this.dir, transcriptStem(`${this.channel}:${chatId}`));
+    let removed = false;
+    for (const path of [`${stem}.jsonl`, `${stem}.json`]) {
+      if (!isPlain(path, 'file')) continue;
+      rmSync(path, { force: true });
+      removed = true;
+    }
+    if (isPlain(this.segmentsDir(chatId), 'dir')) {
+      rmSync(this.segmentsDir(chatId), { recursive: true, force: true });
+      removed = true;
+    }
+    return removed;
+  }
+
   /** The user's message, in nanobot's `user` event shape. */
   user(chatId: string, text: string, mediaPaths: readonly string[]): void {
     if (!text && mediaPaths.length === 0) return;
@@ -44,17 +147,87 @@ export class WebuiTranscripts {
     });
   }
 
-  /** What nanobot keeps of the frames it sends: whole replies and turn ends, no deltas, no activity. */
+  /** Reasoning streamed so far, per `chat_id` + `stream_id`: `reasoning_end` records it whole (nanobot's way). */
+  private readonly reasoning = new Map<string, string>();
+  /** Answer text streamed so far, for a `stream_end` that carries none. */
+  private readonly streamed = new Map<string, string>();
+  /** A tool call's arguments from its start, for its end record. */
+  private readonly toolArgs = new Map<string, unknown>();
+
+  /**
+   * What nanobot keeps of the frames it sends: whole replies, trace rows with their `tool_events`, whole reasoning
+   * segments and turn ends; no deltas. Our `tool_start`/`tool_end` frames are recorded as nanobot's trace messages.
+   */
   frame(frame: ServerFrame, mediaPaths: readonly string[]): void {
     if (!('chat_id' in frame) || typeof frame.chat_id !== 'string') return;
     const chat_id = frame.chat_id;
     const media = mediaPaths.length ? { media: [...mediaPaths] } : {};
-    if (frame.event === 'message' && frame.kind === undefined) {
-      this.append({ event: 'message', chat_id, text: frame.text, ...media });
-    } else if (frame.event === 'stream_end' && typeof frame.text === 'string') {
-      this.append({ event: 'stream_end', chat_id, stream_id: frame.stream_id, text: frame.text, ...media });
-    } else if (frame.event === 'turn_end') {
-      this.append({ event: 'turn_end', chat_id });
+    const wire = frame as Record<string, unknown>;
+    const extra = pick(wire, ['turn_id', 'latency_ms', 'tool_events', 'media_urls', 'reply_to']);
+    switch (frame.event) {
+      case 'message':
+        this.append({
+          event: 'message',
+          chat_id,
+          text: frame.text,
+          ...(frame.kind ? { kind: frame.kind } : {}),
+          ...extra,
+          ...media,
+        });
+        return;
+      case 'delta': {
+        const key = `${chat_id}\u0000${frame.stream_id}`;
+        this.streamed.set(key, (this.streamed.get(key) ?? '') + frame.text);
+        return;
+      }
+      case 'stream_end': {
+        const key = `${chat_id}\u0000${frame.stream_id}`;
+        const text = typeof frame.text === 'string' ? frame.text : this.streamed.get(key);
+        this.streamed.delete(key);
+        if (text !== undefined) {
+          this.append({ event: 'stream_end', chat_id, stream_id: frame.stream_id, text, ...extra, ...media });
+        }
+        return;
+      }
+      case 'reasoning_delta': {
+        const key = `${chat_id}\u0000${frame.stream_id}`;
+        this.reasoning.set(key, (this.reasoning.get(key) ?? '') + frame.text);
+        return;
+      }
+      case 'reasoning_end': {
+        const key = `${chat_id}\u0000${frame.stream_id}`;
+        const text = this.reasoning.get(key);
+        this.reasoning.delete(key);
+        this.append({
+          event: 'reasoning_end',
+          chat_id,
+          stream_id: frame.stream_id,
+          ...(text ? { text } : {}),
+          ...extra,
+        });
+        return;
+      }
+      case 'tool_start': {
+        const args = parseArguments(frame.arguments);
+        this.toolArgs.set(frame.tool_call_id, args);
+        const tool_events = [toolEvent('start', frame.tool_call_id, frame.name, args)];
+        this.append({ event: 'message', chat_id, kind: 'tool_hint', text: '', tool_events, ...extra });
+        return;
+      }
+      case 'tool_end': {
+        const args = this.toolArgs.get(frame.tool_call_id) ?? {};
+        this.toolArgs.delete(frame.tool_call_id);
+        const phase = frame.is_error ? 'error' : 'end';
+        const tool_events = [toolEvent(phase, frame.tool_call_id, frame.name, args, frame.result)];
+        this.append({ event: 'message', chat_id, kind: 'progress', text: '', tool_events, ...extra });
+        return;
+      }
+      case 'turn_end':
+        for (const map of [this.reasoning, this.streamed]) {
+          for (const key of map.keys()) if (key.startsWith(`${chat_id}\u0000`)) map.delete(key);
+        }
+        this.append({ event: 'turn_end', chat_id, ...extra });
+        return;
     }
   }
 

@@ -36,20 +36,24 @@ export function freePort(): Promise<number> {
 export async function startWebUiGateway(
   script: FakeScriptStep[] = [],
   websocket: Record<string, unknown> = {},
+  /** An existing HOME (e.g. an upstream home): its config is pointed at the fake LLM and a free port. */
+  existingHome?: string,
 ): Promise<WebUiGateway> {
   const fake = await startFakeLLM(script);
-  const home = await mkdtemp(join(tmpdir(), 'nb-webui-'));
+  const home = existingHome ?? (await mkdtemp(join(tmpdir(), 'nb-webui-')));
   const dataDir = join(home, '.nanobot');
   const workspace = join(dataDir, 'workspace');
   await mkdir(workspace, { recursive: true });
   const port = await freePort();
   const configPath = join(dataDir, 'config.json');
+  const theirs = existingHome ? (JSON.parse(await readFile(configPath, 'utf8')) as Record<string, unknown>) : {};
   const config = {
+    ...theirs,
     agents: { defaults: { workspace, provider: 'custom', model: 'test-model' } },
     providers: { custom: { apiKey: 'test-key', apiBase: `${fake.url}/v1` } },
     tools: { web: { enable: false } },
     gateway: { heartbeat: { enabled: false } },
-    channels: { websocket: { port, pingIntervalS: 60, ...websocket } },
+    channels: { websocket: { enabled: true, port, pingIntervalS: 60, ...websocket } },
   };
   writeFileSync(configPath, JSON.stringify(config, null, 2));
   const loaded = await loadConfig({ configPath, home, env: {} });
@@ -66,8 +70,10 @@ export async function startWebUiGateway(
     if (Date.now() > deadline) throw new Error('the WebSocket channel did not start');
     await new Promise((r) => setTimeout(r, 25));
   }
-  const configured = typeof websocket.token === 'string' ? websocket.token : '';
-  const token = configured || (await readFile(join(dataDir, 'webui-token'), 'utf8')).trim();
+  const token =
+    typeof websocket.token === 'string'
+      ? websocket.token
+      : (await readFile(join(dataDir, 'webui-token'), 'utf8')).trim();
   return {
     gateway,
     fake,

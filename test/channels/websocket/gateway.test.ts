@@ -2,7 +2,13 @@ import { writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServerFrame, SessionHistory, SessionRow, StatusReport } from '../../../src/channels/websocket/frames.js';
+import type {
+  ServerFrame,
+  SessionListRow,
+  SidebarStateView,
+  StatusReport,
+  ThreadResponse,
+} from '../../../src/channels/websocket/frames.js';
 import { gate } from '../../helpers/eventually.js';
 import { startWebUiGateway, type WebUiGateway } from './gateway-helpers.js';
 import { connect, type TestClient } from './helpers.js';
@@ -89,29 +95,45 @@ describe('WebSocket channel in a running gateway', () => {
     const deltaIds = new Set(frames.flatMap((f) => (f.event === 'delta' ? [f.stream_id] : [])));
     expect([...deltaIds]).toEqual([end?.event === 'stream_end' ? end.stream_id : '']);
 
-    const list = await get<{ sessions: SessionRow[] }>('/api/sessions');
+    const list = await get<{ sessions: SessionListRow[] }>('/api/sessions');
     expect(list.body.sessions).toEqual([
-      expect.objectContaining({ chat_id: chatId, title: 'What do my notes say?', message_count: 4 }),
+      expect.objectContaining({ key: `websocket:${chatId}`, title: '', preview: 'What do my notes say?' }),
     ]);
-    const history = await get<SessionHistory>(`/api/sessions/${chatId}`);
-    expect(history.body.entries).toEqual([
-      { role: 'user', text: 'What do my notes say?' },
-      {
-        role: 'assistant',
-        text: 'Your notes say **hello world**.',
-        reasoning: 'The user wants the notes.',
-        tools: [expect.objectContaining({ name: 'read_file', result: expect.stringContaining('hello world') })],
-      },
+    const key = encodeURIComponent(`websocket:${chatId}`);
+    const thread = await get<ThreadResponse>(`/api/sessions/${key}/webui-thread`);
+    expect(thread.body.messages.map((m) => [m.role, m.kind ?? '', m.content])).toEqual([
+      ['user', '', 'What do my notes say?'],
+      ['assistant', '', ''],
+      ['tool', 'trace', 'read_file({"path":"notes.md"})'],
+      ['assistant', '', 'Your notes say **hello world**.'],
     ]);
+    expect(thread.body.messages[1]?.reasoning).toBe('The user wants the notes.');
+    expect(String(thread.body.messages[2]?.toolEvents?.[0]?.result)).toContain('hello world');
 
-    const renamed = await get(`/api/sessions/${chatId}`, { method: 'PATCH', body: JSON.stringify({ title: 'Notes' }) });
-    expect(renamed.status).toBe(200);
-    expect((await get<{ sessions: SessionRow[] }>('/api/sessions')).body.sessions[0]?.title).toBe('Notes');
-    expect((await get(`/api/sessions/${chatId}`, { method: 'PATCH', body: '{"title":""}' })).status).toBe(400);
+    // Our old per-chat routes are gone: one protocol, nanobot's (mutations go over the WebSocket).
+    for (const method of ['GET', 'PATCH', 'DELETE']) {
+      expect((await get(`/api/sessions/${chatId}`, { method })).status).toBe(method === 'GET' ? 404 : 405);
+    }
+    client.send({
+      type: 'webui_request',
+      request_id: 'rename-1',
+      action: 'sidebar.update',
+      payload: { state: { title_overrides: { [`websocket:${chatId}`]: 'Notes' } } },
+    });
+    await client.next((f) => f.event === 'webui_response' && f.request_id === 'rename-1' && f.ok);
+    expect((await get<SidebarStateView>('/api/webui/sidebar-state')).body.title_overrides).toEqual({
+      [`websocket:${chatId}`]: 'Notes',
+    });
 
-    const deleted = await get(`/api/sessions/${chatId}`, { method: 'DELETE' });
-    expect(deleted.status).toBe(200);
-    expect((await get<{ sessions: SessionRow[] }>('/api/sessions')).body.sessions).toEqual([]);
+    client.send({
+      type: 'webui_request',
+      request_id: 'del-1',
+      action: 'session.delete',
+      payload: { key: `websocket:${chatId}` },
+    });
+    const deleted = await client.next((f) => f.event === 'webui_response' && f.request_id === 'del-1');
+    expect(deleted).toMatchObject({ ok: true, result: { deleted: true } });
+    expect((await get<{ sessions: SessionListRow[] }>('/api/sessions')).body.sessions).toEqual([]);
   });
 
   it('reports model, provider, context use, channels and cron jobs', async () => {
@@ -134,6 +156,19 @@ describe('WebSocket channel in a running gateway', () => {
     );
     client.send({ type: 'message', chat_id: chatId, content: 'hello' });
     await turnFrames(client, chatId);
+    // The job bound to this chat is its automation (nanobot's `/api/sessions/<key>/automations`).
+    const automations = await get<{ jobs: { id: string; name: string; schedule: { every_ms: number } }[] }>(
+      `/api/sessions/${encodeURIComponent(`websocket:${chatId}`)}/automations`,
+    );
+    expect(automations.body.jobs).toEqual([
+      expect.objectContaining({
+        id: 'j1',
+        name: 'water plants',
+        schedule: expect.objectContaining({ every_ms: 3_600_000 }),
+      }),
+    ]);
+    const elsewhere = await get<{ jobs: unknown[] }>('/api/sessions/websocket%3Aother-chat/automations');
+    expect(elsewhere.body.jobs).toEqual([]);
     const status = await get<StatusReport>(`/api/status?chat_id=${chatId}`);
     expect(status.body).toMatchObject({
       model: 'test-model',

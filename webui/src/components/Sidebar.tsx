@@ -1,9 +1,15 @@
 import { type FormEvent, useEffect, useState } from 'react';
-import type { SessionRow } from '../../../src/channels/websocket/frames.js';
 import { Icon } from './Icon.js';
 
+/** A chat in the list: its id, the title shown (a rename, its first message, or "New chat"), when it last moved. */
+export interface ChatRow {
+  chat_id: string;
+  title: string;
+  updated_at: string;
+}
+
 export interface SidebarProps {
-  sessions: SessionRow[];
+  sessions: ChatRow[];
   active: string | null;
   open: boolean;
   onNew(): void;
@@ -54,7 +60,7 @@ export function Sidebar(props: SidebarProps) {
 }
 
 interface SessionItemProps extends Pick<SidebarProps, 'onSelect' | 'onRename' | 'onDelete'> {
-  row: SessionRow;
+  row: ChatRow;
   current: boolean;
 }
 
