@@ -46,6 +46,10 @@ export async function buildWebUi(target) {
       root: webuiDir,
       base: './',
       configFile: false,
+      // React's production build, whatever NODE_ENV the caller has: vitest's global setup runs this with
+      // NODE_ENV=test, which gave the tests a development React (StrictMode's doubled effects) users never get.
+      mode: 'production',
+      define: { 'process.env.NODE_ENV': JSON.stringify('production') },
       plugins: [react()],
       logLevel: 'warn',
       build: { outDir: staging, emptyOutDir: true, target: 'es2022', chunkSizeWarningLimit: 1024 },

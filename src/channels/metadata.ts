@@ -12,6 +12,8 @@ export const META = {
   streamDelta: '_stream_delta',
   streamEnd: '_stream_end',
   streamId: '_stream_id',
+  /** On an empty marker before a turn runs, for clients that follow turns (`_wants_events`): it starts now. */
+  turnStart: '_turn_start',
   /** On the last message of a turn (its reply, or an empty marker when it has none): the turn is over. */
   turnEnd: '_turn_end',
   /** On a reply that reports a failed turn: a TurnError (rich clients show it as an error, with its hint). */

@@ -34,9 +34,12 @@ export class TurnRelay {
   private reasoning = '';
   /** Reasoning as it streams and tool calls with their results, for channels that ask (the WebUI). */
   private readonly detail?: TurnEvents;
+  /** Clients that follow turns get one empty marker when the turn's first model request goes out. */
+  private startPending: boolean;
 
   constructor(private readonly options: TurnRelayOptions) {
     this.streaming = options.inbound.metadata?.[META.wantsStream] === true;
+    this.startPending = options.inbound.metadata?.[EVENT_META.wantsEvents] === true;
     if (options.inbound.metadata?.[EVENT_META.wantsEvents] === true) {
       this.detail = new TurnEvents(
         (content, extra) => this.publish(content, extra),
@@ -47,6 +50,11 @@ export class TurnRelay {
   }
 
   onEvent(event: RunnerEvent): void {
+    // Not when the message is handed to the loop: one folded into a running turn never runs a turn of its own.
+    if (event.type === 'model-request' && this.startPending) {
+      this.startPending = false;
+      this.publish('', { [META.turnStart]: true });
+    }
     this.detail?.onEvent(event);
     switch (event.type) {
       case 'reasoning-delta':

@@ -124,3 +124,41 @@ export function checkSecureUrl(value: string): { url: URL } | { error: string } 
     error: 'must be an https:// URL (plain http only for a server on this machine: 127.0.0.1, localhost, [::1])',
   };
 }
+
+/** A peer address or a forwarded `host[:port]` / IP names this machine (`"[::1]:80"`, quoted `Forwarded` values too). */
+function isLoopbackValue(value: string): boolean {
+  const bare = value.trim().replace(/^"(.*)"$/, '$1');
+  if (isLoopbackHost(bare)) return true;
+  const parsed = hostOfHeader(bare);
+  return parsed !== undefined && isLoopbackHostname(parsed.hostname);
+}
+
+const FORWARDING_HEADERS = ['x-forwarded-for', 'x-real-ip', 'x-forwarded-host'] as const;
+
+/**
+ * A request from a browser on this machine (nanobot's rule for handing out tokens without a secret): the TCP peer is
+ * loopback, `Host` names a loopback host, and no proxy header says it came from elsewhere (a reverse proxy on this
+ * machine forwarding a remote browser is not local).
+ */
+export function isLocalRequest(
+  remoteAddress: string | undefined,
+  headers: Record<string, string | string[] | undefined>,
+): boolean {
+  // The peer is a bare IP from the socket, never quoted or padded.
+  if (!remoteAddress || !isLoopbackHost(remoteAddress)) return false;
+  const host = headers.host;
+  if (typeof host !== 'string' || !isLoopbackValue(host)) return false;
+  const values: string[] = [];
+  const all = (name: string) => {
+    const raw = headers[name];
+    return (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).flatMap((line) => line.split(','));
+  };
+  for (const name of FORWARDING_HEADERS) values.push(...all(name));
+  for (const element of all('forwarded')) {
+    for (const pair of element.split(';')) {
+      const match = /^\s*(for|host)\s*=\s*(.+?)\s*$/i.exec(pair);
+      if (match?.[2]) values.push(match[2]);
+    }
+  }
+  return values.every((value) => value.trim() === '' || isLoopbackValue(value));
+}

@@ -198,9 +198,26 @@ describe.skipIf(!hasChromium)('WebUI in Chromium', () => {
     await page.close();
   }, 150_000);
 
-  it('asks for the token when opened without it, and refuses a wrong one', async () => {
+  it('lets a browser on this machine in without a token (nanobot’s bootstrap), on short-lived tokens', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     page.setDefaultTimeout(30_000);
+    const sockets: string[] = [];
+    page.on('websocket', (ws) => sockets.push(ws.url()));
+    await page.goto(`${run.url}/`);
+    await expect.poll(() => page.locator('#composer-input').isEnabled(), { timeout: 30_000 }).toBe(true);
+    // The WebSocket was opened with an issued one-connection token, not the stored WebUI token.
+    await expect.poll(() => sockets.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    expect(sockets.at(-1)).toMatch(/[?&]token=nbwt_/);
+    expect(sockets.join(' ')).not.toContain(run.token);
+    await page.close();
+  }, 60_000);
+
+  it('asks for the token when the gateway is configured with one, and refuses a wrong one', async () => {
+    const guarded = await startWebUiGateway([], { token: 'configured-token-0123456789' });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    page.setDefaultTimeout(30_000);
+    onTestFailed(() => guarded.close());
+    const run = guarded;
     await page.goto(`${run.url}/`);
     await page.getByLabel('Token').fill('not-the-token');
     await page.getByRole('button', { name: 'Connect' }).click();
@@ -210,6 +227,7 @@ describe.skipIf(!hasChromium)('WebUI in Chromium', () => {
     await page.getByRole('button', { name: 'Connect' }).click();
     await expect.poll(() => page.locator('#composer-input').isEnabled(), { timeout: 30_000 }).toBe(true);
     await page.close();
+    await guarded.close();
   }, 60_000);
 
   it('a page on another origin cannot open a working WebSocket or call the API, even knowing the token', async () => {

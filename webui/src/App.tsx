@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { Api, ApiError, forgetToken, saveToken, takeToken } from './api.js';
+import { Api, ApiError, type Bootstrap, fetchBootstrap, forgetToken, saveToken, socketUrl, takeToken } from './api.js';
 import { TokenScreen } from './components/TokenScreen.js';
 import { Workspace } from './Workspace.js';
 
@@ -11,10 +11,11 @@ function initialTheme(): Theme {
   return window.matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
 }
 
-/** Checks the token, then shows the chat (or asks for a token). */
+/** Bootstraps (with the token, when there is one), then shows the chat (or asks for a token). */
 export function App() {
   const [api, setApi] = useState<Api | null>(null);
-  const [wsPath, setWsPath] = useState('/');
+  const [secret, setSecret] = useState('');
+  const [expiresIn, setExpiresIn] = useState(0);
   const [problem, setProblem] = useState<string | null>(null);
   const [checking, setChecking] = useState(true);
   const [theme, setTheme] = useState<Theme>(initialTheme);
@@ -24,17 +25,17 @@ export function App() {
     localStorage.setItem('nanobot.theme', theme);
   }, [theme]);
 
-  // An empty token works when the gateway needs none (websocketRequiresToken: false, loopback only).
+  // No token is needed by a browser on the gateway's machine, unless the gateway is configured with one.
   const tryToken = useCallback(async (token: string) => {
-    const candidate = new Api(token);
     try {
-      const info = await candidate.info();
+      const boot = await fetchBootstrap(token);
       if (token) saveToken(token);
-      setWsPath(info.ws_path);
-      setApi(candidate);
+      setSecret(token);
+      setExpiresIn(boot.expires_in ?? 0);
+      setApi(new Api(boot.api_token ?? token));
       setProblem(null);
     } catch (err) {
-      if (err instanceof ApiError && err.status === 401) {
+      if (err instanceof ApiError && (err.status === 401 || err.status === 403)) {
         forgetToken();
         setProblem(token ? 'That token was not accepted.' : null);
       } else {
@@ -49,12 +50,27 @@ export function App() {
     void tryToken(takeToken() ?? '');
   }, [tryToken]);
 
+  /** A fresh bootstrap: renews the API token, and gives the one-time token a new connection needs. */
+  const rebootstrap = useCallback(async (): Promise<Bootstrap> => {
+    const boot = await fetchBootstrap(secret);
+    if (api && boot.api_token) api.token = boot.api_token;
+    return boot;
+  }, [api, secret]);
+  const connectUrl = useCallback(async () => socketUrl(await rebootstrap()), [rebootstrap]);
+
+  // Renew the API token before it expires (nanobot's tokens last expires_in seconds).
+  useEffect(() => {
+    if (!api || expiresIn <= 0) return;
+    const timer = setInterval(() => void rebootstrap().catch(() => undefined), expiresIn * 800);
+    return () => clearInterval(timer);
+  }, [api, expiresIn, rebootstrap]);
+
   if (checking) return <div className="splash" aria-busy="true" />;
   if (!api) return <TokenScreen problem={problem} onToken={(token) => void tryToken(token)} />;
   return (
     <Workspace
       api={api}
-      wsPath={wsPath}
+      connectUrl={connectUrl}
       theme={theme}
       onToggleTheme={() => setTheme(theme === 'dark' ? 'light' : 'dark')}
     />

@@ -30,12 +30,13 @@ function chatRows(rows: SessionListRow[], sidebar: SidebarStateView | null): Cha
 
 export interface WorkspaceProps {
   api: Api;
-  wsPath: string;
+  /** The address for a new connection (it bootstraps again: a WebSocket token is good for one connection). */
+  connectUrl(): Promise<string>;
   theme: 'light' | 'dark';
   onToggleTheme(): void;
 }
 
-export function Workspace({ api, wsPath, theme, onToggleTheme }: WorkspaceProps) {
+export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspaceProps) {
   const [chats, setChats] = useState<Record<string, ChatState>>({});
   const [active, setActive] = useState<string | null>(null);
   const [rows, setRows] = useState<SessionListRow[]>([]);
@@ -102,19 +103,16 @@ export function Workspace({ api, wsPath, theme, onToggleTheme }: WorkspaceProps)
       const chatId = 'chat_id' in frame && frame.chat_id ? frame.chat_id : activeRef.current;
       if (!chatId) return;
       setChats((all) => ({ ...all, [chatId]: applyFrame(all[chatId] ?? emptyChat, frame) }));
-      if (frame.event === 'turn_end') {
-        setTurnsEnded((n) => n + 1);
-        void refreshSessions();
-      }
+      if (frame.event === 'turn_end') setTurnsEnded((n) => n + 1);
+      // The gateway says when a chat's row changed (after each turn, a new chat, a rename elsewhere).
+      if (frame.event === 'session_updated') void refreshSessions();
     },
     [refreshSessions],
   );
 
   // One connection for the page's lifetime.
   useEffect(() => {
-    const scheme = window.location.protocol === 'https:' ? 'wss' : 'ws';
-    const url = `${scheme}://${window.location.host}${wsPath}?client_id=webui&token=${encodeURIComponent(api.token)}`;
-    const ws = new ChatSocket(url, {
+    const ws = new ChatSocket(connectUrl, {
       frame: onFrame,
       state: onConnection,
       reconnected: () => {
@@ -123,7 +121,7 @@ export function Workspace({ api, wsPath, theme, onToggleTheme }: WorkspaceProps)
     });
     socket.current = ws;
     return () => ws.close();
-  }, [api, wsPath, onFrame, onConnection, loadHistory]);
+  }, [connectUrl, onFrame, onConnection, loadHistory]);
 
   const newChat = useCallback(() => {
     wantsNewChat.current = true;
@@ -177,7 +175,14 @@ export function Workspace({ api, wsPath, theme, onToggleTheme }: WorkspaceProps)
         throw new Error(`Could not upload ${file.name}: ${(err as Error).message}`);
       }
     }
-    socket.current.send({ type: 'message', chat_id: chatId, content: text, media: uploads.map((u) => u.id) });
+    socket.current.send({
+      type: 'message',
+      chat_id: chatId,
+      content: text,
+      media: uploads.map((u) => u.id),
+      turn_id: crypto.randomUUID(),
+      webui: true,
+    });
     setChats((all) => ({
       ...all,
       [chatId]: addUserMessage(
@@ -193,7 +198,15 @@ export function Workspace({ api, wsPath, theme, onToggleTheme }: WorkspaceProps)
   };
 
   const stop = () => {
-    if (active) socket.current?.send({ type: 'message', chat_id: active, content: '/stop' });
+    if (active) {
+      socket.current?.send({
+        type: 'message',
+        chat_id: active,
+        content: '/stop',
+        turn_id: crypto.randomUUID(),
+        webui: true,
+      });
+    }
   };
 
   /** A rename is a title override in nanobot's sidebar state (the session itself is not touched). */

@@ -1,4 +1,8 @@
-/** The token (from the URL fragment `#token=…`, kept in this browser) and the REST calls, which carry it. */
+/**
+ * How the page signs in, as nanobot's own WebUI does: `GET /webui/bootstrap` (with the token from the URL fragment
+ * `#token=…` or this browser, when there is one) hands out a short-lived API token and a one-connection WebSocket
+ * token. A browser on the gateway's machine needs no token unless the gateway is configured with one.
+ */
 import type {
   SessionListRow,
   SidebarStateView,
@@ -41,8 +45,38 @@ export class ApiError extends Error {
   }
 }
 
+/** What `/webui/bootstrap` answers (the fields this page uses). */
+export interface Bootstrap {
+  token?: string;
+  api_token?: string;
+  ws_path: string;
+  ws_url?: string;
+  expires_in?: number;
+}
+
+/** The bootstrap, with the token as nanobot's secret header; an ApiError (401/403: a token is needed) otherwise. */
+export async function fetchBootstrap(secret: string): Promise<Bootstrap> {
+  const res = await fetch('/webui/bootstrap', { headers: secret ? { 'x-nanobot-auth': secret } : {} });
+  const body = (await res.json().catch(() => ({}))) as Partial<Bootstrap> & { error?: string };
+  if (!res.ok) throw new ApiError(res.status, body.error ?? `HTTP ${res.status}`);
+  if (typeof body.ws_path !== 'string') throw new ApiError(502, 'the gateway sent no ws_path');
+  return body as Bootstrap;
+}
+
+/** The WebSocket URL of a bootstrap: its `ws_url` (or this page's host and `ws_path`) with its one-time token. */
+export function socketUrl(boot: Bootstrap): string {
+  const scheme = window.location.protocol === 'https:' ? 'wss' : 'ws';
+  const base =
+    boot.ws_url && /^wss?:\/\//.test(boot.ws_url) ? boot.ws_url : `${scheme}://${window.location.host}${boot.ws_path}`;
+  const url = new URL(base);
+  url.searchParams.set('client_id', 'webui');
+  if (boot.token) url.searchParams.set('token', boot.token);
+  return url.toString();
+}
+
 export class Api {
-  constructor(readonly token: string) {}
+  /** The bootstrap's API token; replaced when the page bootstraps again before it expires. */
+  constructor(public token: string) {}
 
   private auth(): Record<string, string> {
     return this.token ? { authorization: `Bearer ${this.token}` } : {};

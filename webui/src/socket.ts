@@ -1,4 +1,7 @@
-/** The WebSocket to the gateway: reconnects with backoff, re-attaches the chats it follows, queues while down. */
+/**
+ * The WebSocket to the gateway: reconnects with backoff, re-attaches the chats it follows, queues while down. Each
+ * connection asks `url()` for its address: a fresh bootstrap, since a WebSocket token opens one connection.
+ */
 import type { ClientEnvelope, ServerFrame } from '../../src/channels/websocket/frames.js';
 
 export type ConnectionState = 'connecting' | 'open' | 'closed';
@@ -20,10 +23,10 @@ export class ChatSocket {
   private everOpened = false;
 
   constructor(
-    private readonly url: string,
+    private readonly url: () => Promise<string>,
     private readonly events: SocketEvents,
   ) {
-    this.connect();
+    void this.connect();
   }
 
   private readonly pending = new Map<string, { resolve(value: unknown): void; reject(error: Error): void }>();
@@ -50,9 +53,17 @@ export class ChatSocket {
     this.ws?.close();
   }
 
-  private connect(): void {
+  private async connect(): Promise<void> {
     this.events.state('connecting');
-    const ws = new WebSocket(this.url);
+    let url: string;
+    try {
+      url = await this.url();
+    } catch {
+      this.retry();
+      return;
+    }
+    if (this.closed) return;
+    const ws = new WebSocket(url);
     this.ws = ws;
     ws.onopen = () => {
       this.attempts = 0;
@@ -83,11 +94,15 @@ export class ChatSocket {
       // A request sent on this connection gets no answer now; the caller can try again.
       for (const waiting of this.pending.values()) waiting.reject(new Error('the connection to the gateway dropped'));
       this.pending.clear();
-      if (this.closed) return;
-      this.events.state('closed');
-      const delay = Math.min(15_000, 500 * 2 ** this.attempts);
-      this.attempts += 1;
-      this.timer = setTimeout(() => this.connect(), delay);
+      this.retry();
     };
+  }
+
+  private retry(): void {
+    if (this.closed) return;
+    this.events.state('closed');
+    const delay = Math.min(15_000, 500 * 2 ** this.attempts);
+    this.attempts += 1;
+    this.timer = setTimeout(() => void this.connect(), delay);
   }
 }

@@ -14,6 +14,7 @@ import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import type { MessageBus } from '../../bus/message-bus.js';
 import type { InboundMessage, OutboundMessage } from '../../bus/types.js';
 import { AuthLimiter } from '../../security/auth-limiter.js';
+import { IssuedTokens } from '../../security/issued-tokens.js';
 import { errorMessage } from '../../util/errors.js';
 import { type Logger, silentLogger } from '../../util/log.js';
 import { PACKAGE_ROOT } from '../../util/paths.js';
@@ -23,14 +24,14 @@ import { META } from '../metadata.js';
 import type { PairingStore } from '../pairing.js';
 import type { DeliverySwitches } from '../settings.js';
 import type { WebUiBackend, WebUiHost } from './backend.js';
-import type { InlineAttachment, ServerFrame } from './frames.js';
+import type { ClientEnvelope, InlineAttachment, ServerFrame } from './frames.js';
 import { startWebUiServer, type WebUiServer } from './http.js';
 import { decodeInlineMedia, storeInlineMedia } from './inline-media.js';
 import { MediaRefs } from './media-refs.js';
 import { MediaSigner } from './media-urls.js';
 import { framesFor } from './outbound.js';
 import { FlushScheduler, Outbox } from './outbox.js';
-import { type ClientFrame, FRAME_CEILING_FACTOR, oversizeDetail, parseClientFrame } from './protocol.js';
+import { type ClientFrame, FRAME_CEILING_FACTOR, type FrameRef, oversizeDetail, parseClientFrame } from './protocol.js';
 import { handleApi, serveSignedMedia } from './rest.js';
 import type { SessionsApiOptions } from './sessions-api.js';
 import { hostForUrl, normalizePath, type WebSocketSettings } from './settings.js';
@@ -38,6 +39,7 @@ import { SidebarStateStore } from './sidebar-state.js';
 import { resolveToken } from './token.js';
 import { WebuiTranscripts } from './transcript.js';
 import { EVENT_META } from './turn-events.js';
+import { TurnLifecycle, type TurnModel, WEBUI_TURN_ID } from './turn-lifecycle.js';
 import { handleWebuiRequest } from './webui-requests.js';
 
 export const WEBSOCKET_CHANNEL = 'websocket';
@@ -57,6 +59,8 @@ export interface WebSocketChannelOptions {
   webuiDir?: string;
   /** Wrong-token limiter; kept across restarts of the channel. Default: 10 failures a minute per address. */
   authLimiter?: AuthLimiter;
+  /** Short-lived tokens from the bootstrap (tests inject one with a clock). */
+  tokens?: IssuedTokens;
 }
 
 interface Client {
@@ -85,6 +89,8 @@ export class WebSocketChannel implements Channel, WebUiHost {
   /** Signed URLs for the files the agent sends (`/api/media/<sig>/<payload>`, no token). */
   private readonly signer: MediaSigner;
   private readonly authLimiter: AuthLimiter;
+  private readonly tokens: IssuedTokens;
+  private readonly lifecycle = new TurnLifecycle();
   private readonly subscribers = new Map<string, Set<Client>>();
   private readonly clients = new Set<Client>();
   private readonly flushes = new FlushScheduler((err) =>
@@ -105,6 +111,7 @@ export class WebSocketChannel implements Channel, WebUiHost {
 
   constructor(private readonly options: WebSocketChannelOptions) {
     this.authLimiter = options.authLimiter ?? new AuthLimiter();
+    this.tokens = options.tokens ?? new IssuedTokens();
     this.log = options.log ?? silentLogger;
     this.transcripts = new WebuiTranscripts(join(options.dataDir, 'webui'), this.name, this.log);
     this.sessionsApi = {
@@ -168,6 +175,8 @@ export class WebSocketChannel implements Channel, WebUiHost {
         upgrade: (req, socket, head, url) => this.upgrade(req, socket, head, url),
         onError: (message) => this.log.warn(`${this.name}: ${message}`),
         authLimiter: this.authLimiter,
+        tokens: this.tokens,
+        modelName: () => this.backend?.model().model ?? '',
       });
       this.listening = { host: settings.host, port: this.http.port, token };
     } catch (err) {
@@ -196,14 +205,23 @@ export class WebSocketChannel implements Channel, WebUiHost {
   }
 
   async send(message: OutboundMessage): Promise<void> {
-    const frames = framesFor(message, this.switches(), (path) => this.signer.sign(path));
-    for (const frame of frames) this.transcripts.frame(frame, message.media ?? []);
+    const agentFrames = message.metadata?.[META.turnStart]
+      ? []
+      : framesFor(message, this.switches(), (path) => this.signer.sign(path));
+    for (const frame of agentFrames) this.transcripts.frame(frame, message.media ?? []);
+    const frames = this.lifecycle.frames(message, agentFrames, () => this.turnModel());
     const targets = this.subscribers.get(message.chatId);
-    if (!targets?.size) {
-      if (frames.length) this.log.debug(`${this.name}: nobody is attached to ${message.chatId}; dropped a frame`);
-      return;
+    if (!targets?.size && frames.some((item) => !item.everyone)) {
+      this.log.debug(`${this.name}: nobody is attached to ${message.chatId}; dropped a frame`);
     }
-    for (const frame of frames) for (const client of targets) this.sendFrame(client, frame);
+    for (const { frame, everyone } of frames) {
+      for (const client of everyone ? this.clients : (targets ?? [])) this.sendFrame(client, frame);
+    }
+  }
+
+  private turnModel(): TurnModel | undefined {
+    const model = this.backend?.model();
+    return model ? { model: model.model, contextWindowTokens: model.contextWindowTokens } : undefined;
   }
 
   private switches(): { sendProgress: boolean; sendToolHints: boolean; showReasoning: boolean } {
@@ -327,7 +345,8 @@ export class WebSocketChannel implements Channel, WebUiHost {
     }
     const parsed = parseClientFrame(rawText(data));
     if (!parsed.ok) {
-      this.sendFrame(client, { event: 'error', detail: parsed.detail });
+      const { ok: _ok, ...error } = parsed;
+      this.sendFrame(client, { event: 'error', ...error });
       return;
     }
     await this.handle(client, parsed.frame);
@@ -339,6 +358,7 @@ export class WebSocketChannel implements Channel, WebUiHost {
         const chatId = randomUUID();
         if (!this.attach(client, chatId)) return this.tooManyChats(client);
         this.sendFrame(client, { event: 'attached', chat_id: chatId });
+        this.sendFrame(client, { event: 'session_updated', chat_id: chatId, scope: 'metadata' });
         return;
       }
       case 'attach':
@@ -349,10 +369,12 @@ export class WebSocketChannel implements Channel, WebUiHost {
         this.detach(client, frame.chat_id);
         return;
       case 'text':
-        return this.publish(client, client.defaultChat, frame.content, []);
+        return this.publish(client, { type: 'message', chat_id: client.defaultChat, content: frame.content });
       case 'message':
-        if (!this.attach(client, frame.chat_id)) return this.tooManyChats(client);
-        return this.publish(client, frame.chat_id, frame.content, frame.media ?? []);
+        if (!this.attach(client, frame.chat_id)) {
+          return this.tooManyChats(client, { chat_id: frame.chat_id, ...turnRef(frame.turn_id) });
+        }
+        return this.publish(client, frame);
       case 'webui_request':
         return this.webuiRequest(client, frame);
     }
@@ -370,31 +392,34 @@ export class WebSocketChannel implements Channel, WebUiHost {
     else this.sendFrame(client, answer);
   }
 
-  private tooManyChats(client: Client): void {
+  private tooManyChats(client: Client, ref: FrameRef = {}): void {
     this.sendFrame(client, {
       event: 'error',
       detail: `a connection can follow at most ${MAX_CHATS_PER_CONNECTION} chats; detach some first`,
+      ...ref,
     });
   }
 
-  private async publish(
-    client: Client,
-    chatId: string,
-    content: string,
-    attachments: readonly (string | InlineAttachment)[],
-  ): Promise<void> {
+  /** The message's text and attachment paths, or why it is refused. */
+  private async admit(client: Client, frame: MessageEnvelope): Promise<{ text: string; media: string[] } | Refusal> {
     // allowFrom may have changed since the connection was made (a config reload).
-    if (!this.allowed(client.clientId)) {
-      this.sendFrame(client, { event: 'error', chat_id: chatId, detail: 'this client is no longer allowed' });
+    if (!this.allowed(client.clientId)) return { refused: 'this client is no longer allowed' };
+    const media = await this.attachmentPaths(frame.media ?? []);
+    if ('refused' in media) return media;
+    const text = frame.content.trim();
+    if (!text && media.paths.length === 0) return { refused: 'empty message' };
+    return { text, media: media.paths };
+  }
+
+  private async publish(client: Client, frame: MessageEnvelope): Promise<void> {
+    const chatId = frame.chat_id;
+    const admitted = await this.admit(client, frame);
+    if ('refused' in admitted) {
+      const { refused, ...why } = admitted;
+      this.sendFrame(client, { event: 'error', detail: refused, ...why, chat_id: chatId, ...turnRef(frame.turn_id) });
       return;
     }
-    const media = await this.attachmentPaths(client, chatId, attachments);
-    if (!media) return;
-    const text = content.trim();
-    if (!text && media.length === 0) {
-      this.sendFrame(client, { event: 'error', chat_id: chatId, detail: 'empty message' });
-      return;
-    }
+    const { text, media } = admitted;
     const settings = this.options.settings();
     const inbound: InboundMessage = {
       channel: this.name,
@@ -407,42 +432,45 @@ export class WebSocketChannel implements Channel, WebUiHost {
         client_id: client.clientId,
         ...(settings.streaming ? { [META.wantsStream]: true } : {}),
         [EVENT_META.wantsEvents]: true,
+        ...(frame.webui ? { webui: true } : {}),
+        ...(frame.turn_id ? { [WEBUI_TURN_ID]: frame.turn_id } : {}),
       },
       timestamp: new Date().toISOString(),
     };
-    // Other tabs on this chat see what was sent.
-    for (const other of this.subscribers.get(chatId) ?? []) {
-      if (other !== client) this.sendFrame(other, { event: 'user_message', chat_id: chatId, text });
-    }
+    const accepted = frame.turn_id ? this.lifecycle.accept(chatId, frame.turn_id, isCommand(text)) : undefined;
+    // Other tabs on this chat see what was sent, and which turn it starts.
+    const echo: ServerFrame = {
+      event: 'user_message',
+      chat_id: chatId,
+      text,
+      starts_turn: accepted?.starts_turn ?? !isCommand(text),
+      ...(accepted ? { turn_id: accepted.turn_id } : {}),
+      ...(accepted?.active_turn_id ? { active_turn_id: accepted.active_turn_id } : {}),
+    };
+    for (const other of this.subscribers.get(chatId) ?? []) if (other !== client) this.sendFrame(other, echo);
     this.transcripts.user(chatId, text, media);
     this.bus?.publishInbound(inbound);
+    if (accepted) this.sendFrame(client, accepted);
   }
 
-  /** Upload references → their files; inline files → saved like uploads. Undefined (and an error frame) if refused. */
+  /** Upload references → their files; inline files → saved like uploads (nanobot's `attachment_rejected` if not). */
   private async attachmentPaths(
-    client: Client,
-    chatId: string,
     attachments: readonly (string | InlineAttachment)[],
-  ): Promise<string[] | undefined> {
+  ): Promise<{ paths: string[] } | Refusal> {
     const paths: string[] = [];
     for (const ref of attachments) {
       if (typeof ref !== 'string') continue;
       const file = this.media.get(ref);
-      if (!file) {
-        this.sendFrame(client, { event: 'error', chat_id: chatId, detail: `unknown or expired upload ${ref}` });
-        return undefined;
-      }
+      if (!file) return { refused: `unknown or expired upload ${ref}` };
       paths.push(file.path);
     }
     const inline = attachments.filter((item): item is InlineAttachment => typeof item !== 'string');
-    if (inline.length === 0) return paths;
+    if (inline.length === 0) return { paths };
     const decoded = decodeInlineMedia(inline, this.options.settings().maxMediaMb * 1024 * 1024);
-    if (!decoded.ok) {
-      const { reason, hint } = decoded;
-      this.sendFrame(client, { event: 'error', chat_id: chatId, detail: 'attachment_rejected', reason, hint });
-      return undefined;
-    }
-    return [...paths, ...(await storeInlineMedia(decoded.files, join(this.options.dataDir, 'media', this.name)))];
+    if (!decoded.ok) return { refused: 'attachment_rejected', reason: decoded.reason, hint: decoded.hint };
+    return {
+      paths: [...paths, ...(await storeInlineMedia(decoded.files, join(this.options.dataDir, 'media', this.name)))],
+    };
   }
 
   private sendFrame(client: Client, frame: ServerFrame): void {
@@ -465,6 +493,27 @@ export class WebSocketChannel implements Channel, WebUiHost {
       transport.uncork();
     }
   }
+}
+
+/** Commands answered beside a turn (the gateway's priority commands): they do not start one. */
+const BESIDE_TURN = new Set(['/stop', '/status', '/restart']);
+
+function isCommand(text: string): boolean {
+  const word = text.split(/\s+/, 1)[0]?.toLowerCase() ?? '';
+  return BESIDE_TURN.has(word.replace(/@\S*$/, ''));
+}
+
+/** Why a message was not taken: `detail`, and for refused attachments nanobot's `reason` and `hint`. */
+interface Refusal {
+  refused: string;
+  reason?: string;
+  hint?: string;
+}
+
+type MessageEnvelope = Extract<ClientEnvelope, { type: 'message' }>;
+
+function turnRef(turnId: string | undefined): { turn_id?: string } {
+  return turnId ? { turn_id: turnId } : {};
 }
 
 function byteLength(data: RawData): number {

@@ -57,6 +57,7 @@ export interface FileEditPayload {
 }
 
 export type ServerFrame =
+  | LifecycleFrame
   | { event: 'ready'; chat_id: string; client_id: string; upload: { path: string } }
   | { event: 'attached'; chat_id: string }
   | {
@@ -96,20 +97,74 @@ export type ServerFrame =
   /** The sidebar state changed (pins, titles, …): every WebUI connection gets the new state. */
   | { event: 'sidebar_state_updated'; state: unknown };
 
-export type ClientEnvelope =
-  | { type: 'new_chat' }
-  | { type: 'attach'; chat_id: string }
-  | { type: 'detach'; chat_id: string }
-  /** `media`: references returned by `POST /api/uploads`, or files inline (nanobot's `{data_url, name}`). */
-  | { type: 'message'; chat_id: string; content: string; media?: (string | InlineAttachment)[] }
-  /** A chat-management mutation (`session.delete`, `sidebar.update`, …), answered by `webui_response`. */
-  | { type: 'webui_request'; request_id: unknown; action: unknown; payload: unknown; [key: string]: unknown };
+/**
+ * nanobot's turn lifecycle (its WebUI and TUI follow a turn by these). Every frame of a turn that a client started
+ * with a `turn_id` carries that `turn_id` back, these and the ones above alike.
+ */
+export type LifecycleFrame =
+  /** The message with this `turn_id` was taken: it starts a turn (`starts_turn`), now or after the running one. */
+  | { event: 'message_accepted'; chat_id: string; turn_id: string; starts_turn: boolean; active_turn_id?: string }
+  /** What another connection on the same chat sent (a second tab), with the turn it starts. */
+  | {
+      event: 'user_message';
+      chat_id: string;
+      text: string;
+      starts_turn: boolean;
+      turn_id?: string;
+      active_turn_id?: string;
+    }
+  /** A turn started running (`started_at`: Unix seconds) or the chat went idle. */
+  | { event: 'goal_status'; chat_id: string; status: 'running' | 'idle'; started_at?: number; turn_id?: string }
+  /** The model answering this chat's turn. */
+  | { event: 'turn_model_updated'; chat_id: string; model_name: string; context_window_tokens?: number }
+  /** The gateway's model changed (a config reload); sent to every connection. */
+  | { event: 'runtime_model_updated'; model_name: string }
+  /** A chat's row changed (`thread`: new messages, `metadata`: title, scope); sent to every connection. */
+  | { event: 'session_updated'; chat_id: string; scope?: 'thread' | 'metadata' }
+  /** The end of a turn started with a `turn_id`. */
+  | { event: 'turn_end'; chat_id: string; turn_id?: string }
+  /** A refused frame or failed turn, naming the send it belongs to. */
+  | {
+      event: 'error';
+      detail: string;
+      chat_id?: string;
+      turn_id?: string;
+      kind?: string;
+      hint?: string;
+      reason?: string;
+    };
 
 /** An attachment sent inline in a `message` (nanobot's WebUI): a `data:` URL and the file's name. */
 export interface InlineAttachment {
   data_url: string;
   name?: string;
 }
+
+/**
+ * Client envelopes. Keys not listed here are ignored, as nanobot's gateway ignores them (its clients send
+ * `workspace_scope`, `cli_apps`, `quoted_context` …); what is listed is validated.
+ */
+export type ClientEnvelope =
+  | { type: 'new_chat' }
+  | { type: 'attach'; chat_id: string }
+  | { type: 'detach'; chat_id: string }
+  /**
+   * `media`: references returned by `POST /api/uploads` (or inline attachments). `turn_id`: the client's id for the
+   * turn this message starts; every frame of that turn carries it back. `webui`: sent by nanobot's clients.
+   */
+  | {
+      type: 'message';
+      chat_id: string;
+      content: string;
+      media?: (string | InlineAttachment)[];
+      turn_id?: string;
+      webui?: boolean;
+    }
+  /** A chat-management mutation (`session.delete`, `sidebar.update`, …), answered by `webui_response`. */
+  | { type: 'webui_request'; request_id: unknown; action: unknown; payload: unknown; [key: string]: unknown };
+
+/** A client's turn id (nanobot's rule); anything else is replaced by a fresh one. */
+export const TURN_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 // ── REST (`/api/*`, `Authorization: Bearer <token>`) ───────────────────────────────────────────────────────────
 

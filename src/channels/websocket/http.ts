@@ -15,9 +15,11 @@ import { extname, join, normalize, resolve, sep } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { AuthLimiter } from '../../security/auth-limiter.js';
 import { hostHeaderAllowed, originAllowed as originAllowedBy } from '../../security/hosts.js';
+import { IssuedTokens } from '../../security/issued-tokens.js';
 import { secretMatches } from '../../security/secrets.js';
 import { UserError } from '../../util/errors.js';
-import { normalizePath, type WebSocketSettings } from './settings.js';
+import { handleBootstrap, handleTokenIssue, type JsonReply } from './bootstrap.js';
+import { BOOTSTRAP_PATH, normalizePath, type WebSocketSettings } from './settings.js';
 
 export interface WebUiServerOptions {
   settings: WebSocketSettings;
@@ -34,6 +36,10 @@ export interface WebUiServerOptions {
   onError(message: string): void;
   /** Failed-token limiter (per remote address); default: 10 failures a minute. */
   authLimiter?: AuthLimiter;
+  /** Tokens handed out by the bootstrap; default: a fresh store. */
+  tokens?: IssuedTokens;
+  /** The model the agent answers with now, for the bootstrap. */
+  modelName?: () => string;
   /**
    * Other credentials accepted beside the static token (e.g. nanobot's short-lived `api_token` from the bootstrap);
    * `route` says where it is presented. Checked in the same place, under the same limiter.
@@ -66,20 +72,34 @@ export async function startWebUiServer(options: WebUiServerOptions): Promise<Web
   const { settings } = options;
   const wsPath = normalizePath(settings.path);
   const limiter = options.authLimiter ?? new AuthLimiter();
+  const tokens = options.tokens ?? new IssuedTokens();
+  const bootstrapContext = (): Parameters<typeof handleBootstrap>[1] => ({
+    settings,
+    token: options.token,
+    tokens,
+    limiter,
+    modelName: options.modelName ?? (() => ''),
+  });
   /**
-   * The one token check of every route and the WebSocket: undefined when the token is right (or none is needed), else
-   * the refusal: 429 while limited, 401 otherwise.
+   * Undefined when the token is right (or none is needed), else the refusal: 429 while limited, 401 otherwise.
+   * `issued`: whether the given token is a valid short-lived one (checked only when it is not the static token).
    */
-  const tokenRefusal = (req: IncomingMessage, given: string | undefined, route: 'api' | 'websocket') => {
+  const tokenRefusal = (
+    req: IncomingMessage,
+    given: string | undefined | null,
+    route: 'api' | 'websocket',
+    issued: () => boolean,
+  ) => {
     if (options.token === undefined) return undefined;
     const address = req.socket.remoteAddress;
     const wait = limiter.retryAfterS(address);
     if (wait > 0) return { status: 429, retryAfterS: wait, reason: `too many wrong tokens; retry in ${wait} s` };
-    if (secretMatches(options.token, given)) return undefined;
+    if (secretMatches(options.token, given) || issued()) return undefined;
     if (given && options.acceptsOther?.(given, route)) return undefined;
     limiter.recordFailure(address);
     return { status: 401, retryAfterS: 0, reason: 'missing or wrong token' };
   };
+  const issuePath = settings.tokenIssuePath.trim() ? normalizePath(settings.tokenIssuePath.trim()) : undefined;
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       options.onError(`${req.method} ${pathOf(req)}: ${(err as Error).message}`);
@@ -97,10 +117,23 @@ export async function startWebUiServer(options: WebUiServerOptions): Promise<Web
       return sendJson(res, 400, { error: 'bad request' });
     }
     if (!hostAllowed(req, settings)) return sendJson(res, 421, { error: 'unknown Host' });
+    const route = normalizePath(url.pathname);
+    if (route === BOOTSTRAP_PATH || (issuePath !== undefined && route === issuePath)) {
+      if (!originAllowed(req, settings)) return sendJson(res, 403, { error: 'cross-origin request refused' });
+      const handler = route === BOOTSTRAP_PATH ? handleBootstrap : handleTokenIssue;
+      return sendReply(res, handler(req, bootstrapContext()));
+    }
     if (url.pathname === '/api' || url.pathname.startsWith('/api/')) {
       if (!originAllowed(req, settings)) return sendJson(res, 403, { error: 'cross-origin request refused' });
       if (options.signedMedia && SIGNED_MEDIA_PATH.test(url.pathname)) return options.signedMedia(req, res, url);
-      const refused = tokenRefusal(req, bearerToken(req), 'api');
+      // The bootstrap's api_token also comes as ?token= (nanobot's media links); the static token only in the header.
+      const bearer = bearerToken(req);
+      const refused = tokenRefusal(
+        req,
+        bearer,
+        'api',
+        () => tokens.checkApi(bearer) || tokens.checkApi(url.searchParams.get('token')),
+      );
       if (refused?.status === 429) res.setHeader('retry-after', String(refused.retryAfterS));
       if (refused?.status === 401) {
         return sendJson(res, 401, { error: 'missing or wrong token (Authorization: Bearer <token>)' });
@@ -125,7 +158,10 @@ export async function startWebUiServer(options: WebUiServerOptions): Promise<Web
     if (!hostAllowed(req, settings)) return refuse(socket, 421, 'unknown Host');
     if (!originAllowed(req, settings)) return refuse(socket, 403, 'cross-origin WebSocket refused');
     const given = url.searchParams.get('token') ?? bearerToken(req);
-    const refused = tokenRefusal(req, given, 'websocket');
+    // An issued token opens one connection: it is taken here, right or not needed.
+    const audience =
+      options.token === undefined || !secretMatches(options.token, given) ? tokens.take(given) : undefined;
+    const refused = tokenRefusal(req, given, 'websocket', () => audience !== undefined);
     if (refused) return refuse(socket, refused.status, refused.reason, refused.retryAfterS);
     options.upgrade(req, socket, head, url);
   });
@@ -198,6 +234,11 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
     'x-content-type-options': 'nosniff',
   });
   res.end(text);
+}
+
+function sendReply(res: ServerResponse, reply: JsonReply): void {
+  if (reply.retryAfterS) res.setHeader('retry-after', String(reply.retryAfterS));
+  sendJson(res, reply.status, reply.body);
 }
 
 function refuse(socket: Duplex, status: number, reason: string, retryAfterS = 0): void {

@@ -1,10 +1,12 @@
 /**
  * Client frames, validated (DESIGN §3: every boundary goes through zod). Three shapes are accepted, as in nanobot:
  * plain text, a legacy object with `content` / `text` / `message`, and typed envelopes (`{"type": …}`).
- * A frame that is none of these gets an `error` frame back; the connection stays open.
+ * A frame that is none of these gets an `error` frame back; the connection stays open. Keys an envelope does not
+ * use are ignored (nanobot's clients send many), and an error about a frame names its `chat_id` and `turn_id`
+ * when it had them, so the client can tell which send failed.
  */
 import { z } from 'zod';
-import { CHAT_ID_PATTERN, type ClientEnvelope } from './frames.js';
+import { CHAT_ID_PATTERN, type ClientEnvelope, TURN_ID_PATTERN } from './frames.js';
 
 /** Longest message text accepted from a client (the frame size itself is capped by `maxMessageBytes`). */
 export const MAX_CONTENT_CHARS = 100_000;
@@ -31,10 +33,10 @@ const content = z.string().max(MAX_CONTENT_CHARS, TOO_LONG);
 const inlineAttachment = z.object({ data_url: z.string(), name: z.string().optional() });
 
 const envelopeSchema = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('new_chat') }),
-  z.strictObject({ type: z.literal('attach'), chat_id: chatId }),
-  z.strictObject({ type: z.literal('detach'), chat_id: chatId }),
-  z.strictObject({
+  z.object({ type: z.literal('new_chat') }),
+  z.object({ type: z.literal('attach'), chat_id: chatId }),
+  z.object({ type: z.literal('detach'), chat_id: chatId }),
+  z.object({
     type: z.literal('message'),
     chat_id: chatId,
     content: content.default(''),
@@ -42,6 +44,15 @@ const envelopeSchema = z.discriminatedUnion('type', [
       .array(z.union([z.string().regex(MEDIA_REF_PATTERN, 'invalid media reference'), inlineAttachment]))
       .max(MAX_MEDIA_PER_MESSAGE, `at most ${MAX_MEDIA_PER_MESSAGE} attachments per message`)
       .optional(),
+    // A malformed turn id is replaced (nanobot does the same), never a reason to refuse the message.
+    turn_id: z
+      .unknown()
+      .optional()
+      .transform((value) => (typeof value === 'string' && TURN_ID_PATTERN.test(value) ? value : undefined)),
+    webui: z
+      .unknown()
+      .optional()
+      .transform((value) => value === true),
   }),
   // Checked field by field where it is handled (webui-requests.ts), with nanobot's answers for each fault.
   z.looseObject({
@@ -52,6 +63,19 @@ const envelopeSchema = z.discriminatedUnion('type', [
   }),
 ]);
 
+/**
+ * nanobot's client frame types this gateway does not serve yet: answered with an error that says so (not "unknown
+ * type"), naming the chat when the frame did.
+ */
+export const NOT_YET_SERVED: Record<string, string> = {
+  new_temporary_chat: 'temporary chats are not supported by this gateway yet',
+  discard_temporary_chat: 'temporary chats are not supported by this gateway yet',
+  fork_chat: 'forking a chat is not supported by this gateway yet',
+  set_workspace_scope: 'per-chat workspace scopes are not supported by this gateway yet',
+  set_sidebar_state: 'sidebar state is not stored by this gateway yet',
+  transcribe_audio: 'voice transcription is not supported by this gateway yet',
+};
+
 /** Text for the connection's default chat (a legacy frame). */
 export interface LegacyText {
   type: 'text';
@@ -60,9 +84,22 @@ export interface LegacyText {
 
 export type ClientFrame = ClientEnvelope | LegacyText;
 
-export type ParsedFrame = { ok: true; frame: ClientFrame } | { ok: false; detail: string };
+/** Where an error about a frame belongs: the frame's own `chat_id` and `turn_id`, when it had well-formed ones. */
+export interface FrameRef {
+  chat_id?: string;
+  turn_id?: string;
+}
+
+export type ParsedFrame = { ok: true; frame: ClientFrame } | ({ ok: false; detail: string } & FrameRef);
 
 const KNOWN_TYPES = new Set(['new_chat', 'attach', 'detach', 'message', 'webui_request']);
+
+function refOf(record: Record<string, unknown>): FrameRef {
+  const ref: FrameRef = {};
+  if (typeof record.chat_id === 'string' && CHAT_ID_PATTERN.test(record.chat_id)) ref.chat_id = record.chat_id;
+  if (typeof record.turn_id === 'string' && TURN_ID_PATTERN.test(record.turn_id)) ref.turn_id = record.turn_id;
+  return ref;
+}
 
 export function parseClientFrame(raw: string): ParsedFrame {
   const text = raw.trim();
@@ -86,16 +123,27 @@ export function parseClientFrame(raw: string): ParsedFrame {
     }
     return { ok: false, detail: 'no text: send {"content": "…"}' };
   }
+  const ref = refOf(record);
+  if (typeof record.type === 'string' && Object.hasOwn(NOT_YET_SERVED, record.type)) {
+    return { ok: false, detail: `${record.type}: ${NOT_YET_SERVED[record.type]}`, ...ref };
+  }
   if (typeof record.type !== 'string' || !KNOWN_TYPES.has(record.type)) {
-    return { ok: false, detail: `unknown type ${JSON.stringify(record.type)}` };
+    return { ok: false, detail: `unknown type ${JSON.stringify(record.type)}`, ...ref };
   }
   const parsed = envelopeSchema.safeParse(record);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
-    return { ok: false, detail: `${record.type}: ${where}${issue?.message ?? 'invalid envelope'}` };
+    return { ok: false, detail: `${record.type}: ${where}${issue?.message ?? 'invalid envelope'}`, ...ref };
   }
-  return { ok: true, frame: parsed.data };
+  return { ok: true, frame: withoutEmpty(parsed.data) };
+}
+
+/** Drops the optional keys a client did not send, so a frame compares equal to what was meant. */
+function withoutEmpty(frame: z.infer<typeof envelopeSchema>): ClientEnvelope {
+  if (frame.type !== 'message') return frame;
+  const { turn_id, webui, media, ...rest } = frame;
+  return { ...rest, ...(media ? { media } : {}), ...(turn_id ? { turn_id } : {}), ...(webui ? { webui } : {}) };
 }
 
 function legacy(content: string): ParsedFrame {

@@ -17,6 +17,17 @@ export const websocketSettingsSchema = channelSettingsSchema.extend({
   path: z.string().default('/'),
   /** A fixed token; empty = the random one in `<data dir>/webui-token`. Required to listen beyond loopback. */
   token: z.string().default(''),
+  /**
+   * nanobot's token-issue route: GET here returns `{token, expires_in}`, a one-connection WebSocket token. Empty = no
+   * such route (`/webui/bootstrap` is always there).
+   */
+  tokenIssuePath: z.string().default(''),
+  /** The secret `/webui/bootstrap` and tokenIssuePath require (`Authorization: Bearer` or `X-Nanobot-Auth`). */
+  tokenIssueSecret: z.string().default(''),
+  /** How long an issued token is good for, in seconds. */
+  tokenTtlS: z.int().min(30).max(86_400).default(300),
+  /** The WebSocket URL the bootstrap names (behind a proxy), instead of one derived from the request's Host. */
+  publicWsUrl: z.string().default(''),
   /** false lets clients connect without a token (loopback only). */
   websocketRequiresToken: z.boolean().default(true),
   /** Extra browser origins allowed to connect, e.g. `https://nanobot.example.com` behind a reverse proxy. */
@@ -34,6 +45,7 @@ export type WebSocketSettings = z.infer<typeof websocketSettingsSchema>;
 export function validateWebSocketSettings(settings: WebSocketSettings): void {
   if (!settings.path.startsWith('/')) throw new UserError('channels.websocket.path must start with "/".');
   if (settings.path.startsWith('/api')) throw new UserError('channels.websocket.path must not be under /api.');
+  validateIssueSettings(settings);
   for (const origin of settings.allowedOrigins) {
     if (!/^https?:\/\/[^/]+$/.test(origin)) {
       throw new UserError(`channels.websocket.allowedOrigins: "${origin}" is not an origin like https://host[:port].`);
@@ -51,6 +63,41 @@ export function validateWebSocketSettings(settings: WebSocketSettings): void {
       `channels.websocket.host is ${settings.host} (beyond this machine), so channels.websocket.token must be set (16+ characters).`,
       'Set a long random token (e.g. `openssl rand -hex 24`), or bind 127.0.0.1.',
     );
+  }
+}
+
+/** The bootstrap's own route: nanobot's WebUI asks here first. */
+export const BOOTSTRAP_PATH = '/webui/bootstrap';
+
+function validateIssueSettings(settings: WebSocketSettings): void {
+  if (normalizePath(settings.path) === BOOTSTRAP_PATH) {
+    throw new UserError(`channels.websocket.path must not be ${BOOTSTRAP_PATH} (the WebUI's bootstrap route).`);
+  }
+  const issue = settings.tokenIssuePath.trim();
+  if (issue) {
+    if (!issue.startsWith('/')) throw new UserError('channels.websocket.tokenIssuePath must start with "/".');
+    const normal = normalizePath(issue);
+    if (normal === normalizePath(settings.path)) {
+      throw new UserError('channels.websocket.tokenIssuePath must differ from channels.websocket.path.');
+    }
+    if (normal === '/api' || normal.startsWith('/api/') || normal === BOOTSTRAP_PATH) {
+      throw new UserError(`channels.websocket.tokenIssuePath must not be ${BOOTSTRAP_PATH} or under /api.`);
+    }
+  }
+  const publicUrl = settings.publicWsUrl.trim();
+  if (publicUrl) {
+    let url: URL | undefined;
+    try {
+      url = new URL(publicUrl);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'ws:' && url.protocol !== 'wss:') || url.username || url.password || url.search) {
+      throw new UserError('channels.websocket.publicWsUrl must be a ws:// or wss:// URL without credentials or query.');
+    }
+    if (normalizePath(url.pathname) !== normalizePath(settings.path)) {
+      throw new UserError('channels.websocket.publicWsUrl: its path must be channels.websocket.path.');
+    }
   }
 }
 

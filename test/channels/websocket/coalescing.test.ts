@@ -32,16 +32,18 @@ describe('WebSocket channel: streamed deltas', () => {
       if (i % 3 === 2) await nextTurn();
     }
     await say(pieces.join(''), { _stream_id: 'seg-1', _turn_end: true });
-    await c.next((f) => f.event === 'turn_end', 10_000);
+    await c.next((f) => f.event === 'goal_status', 10_000);
 
     const frames = c.frames.filter((f): f is Exclude<ServerFrame, { event: 'ready' }> => f.event !== 'ready');
     const deltas = frames.filter((f) => f.event === 'delta');
     expect(deltas.map((f) => (f.event === 'delta' ? f.text : '')).join('')).toBe(pieces.join(''));
     expect(deltas.length).toBeLessThan(pieces.length);
     expect(deltas.every((f) => f.chat_id === chatId && f.event === 'delta' && f.stream_id === 'seg-1')).toBe(true);
-    expect(frames.slice(-2)).toEqual([
+    expect(frames.slice(-4)).toEqual([
       { event: 'stream_end', chat_id: chatId, stream_id: 'seg-1', text: pieces.join('') },
       { event: 'turn_end', chat_id: chatId },
+      { event: 'session_updated', chat_id: chatId, scope: 'thread' },
+      { event: 'goal_status', chat_id: chatId, status: 'idle' },
     ]);
   });
 
@@ -54,7 +56,7 @@ describe('WebSocket channel: streamed deltas', () => {
     await say('read_file("x")', { _progress: true, _tool_hint: true });
     await say('Found', { _stream_delta: true, _stream_id: 'b' });
     await say('Found it.', { _stream_id: 'b', _turn_end: true });
-    await c.next((f) => f.event === 'turn_end');
+    await c.next((f) => f.event === 'goal_status');
     const shown = c.frames.slice(1).map((f) => (f.event === 'delta' ? `delta:${f.text}` : f.event));
     expect(shown).toEqual([
       'delta:Let me look',
@@ -64,8 +66,10 @@ describe('WebSocket channel: streamed deltas', () => {
       'delta:Found',
       'stream_end',
       'turn_end',
+      'session_updated',
+      'goal_status',
     ]);
-    expect(c.frames.at(-2)).toEqual({ event: 'stream_end', chat_id: chatId, stream_id: 'b', text: 'Found it.' });
+    expect(c.frames.at(-4)).toEqual({ event: 'stream_end', chat_id: chatId, stream_id: 'b', text: 'Found it.' });
   });
 
   it('delivers what was queued before a shutdown, then closes', async () => {
@@ -82,6 +86,8 @@ describe('WebSocket channel: streamed deltas', () => {
     expect(c.frames.slice(1)).toEqual([
       { event: 'message', chat_id: chatId, text: 'Shutting down now.' },
       { event: 'turn_end', chat_id: chatId },
+      { event: 'session_updated', chat_id: chatId, scope: 'thread' },
+      { event: 'goal_status', chat_id: chatId, status: 'idle' },
     ]);
   });
 });

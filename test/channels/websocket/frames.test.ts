@@ -133,6 +133,7 @@ describe('WebSocket channel: client frames', () => {
       event: 'user_message',
       chat_id: chatId,
       text: 'from tab 1',
+      starts_turn: true,
     });
 
     await channel.send({ channel: 'websocket', chatId, content: 'the answer', metadata: { _turn_end: true } });
@@ -195,8 +196,10 @@ describe('WebSocket channel: client frames', () => {
       { event: 'delta', chat_id: chatId, text: 'Done.', stream_id: 's2' },
       { event: 'stream_end', chat_id: chatId, stream_id: 's2', text: 'Done!' },
       { event: 'turn_end', chat_id: chatId },
+      { event: 'session_updated', chat_id: chatId, scope: 'thread' },
+      { event: 'goal_status', chat_id: chatId, status: 'idle' },
     ];
-    await c.next(isEvent('turn_end'));
+    await c.next(isEvent('goal_status'));
     expect(c.frames.slice(1)).toEqual(expected);
   });
 

@@ -41,10 +41,16 @@ async function start(script: Parameters<typeof startWebUiGateway>[0]) {
   return { run, client, chatId, get };
 }
 
-/** The frames of one turn, up to its turn_end. */
+/** The frames of one turn, up to the idle goal_status after its turn_end (not new_chat's attached and row update). */
 async function turnFrames(client: TestClient, chatId: string): Promise<ServerFrame[]> {
-  await client.next((f) => f.event === 'turn_end' && f.chat_id === chatId, 10_000);
-  const frames = client.frames.filter((f) => 'chat_id' in f && f.chat_id === chatId && f.event !== 'attached');
+  await client.next((f) => f.event === 'goal_status' && f.status === 'idle' && f.chat_id === chatId, 10_000);
+  const frames = client.frames.filter(
+    (f) =>
+      'chat_id' in f &&
+      f.chat_id === chatId &&
+      f.event !== 'attached' &&
+      !(f.event === 'session_updated' && f.scope === 'metadata'),
+  );
   return frames;
 }
 
@@ -62,6 +68,8 @@ describe('WebSocket channel in a running gateway', () => {
     const kinds = frames.map((f) => (f.event === 'message' && f.kind ? f.kind : f.event));
     const collapsed = kinds.filter((kind, i) => kind !== kinds[i - 1]);
     expect(collapsed).toEqual([
+      'goal_status',
+      'turn_model_updated',
       'reasoning_delta',
       'reasoning_end',
       'tool_hint',
@@ -69,6 +77,8 @@ describe('WebSocket channel in a running gateway', () => {
       'delta',
       'stream_end',
       'turn_end',
+      'session_updated',
+      'goal_status',
     ]);
     const reasoning = frames.flatMap((f) => (f.event === 'reasoning_delta' ? [f.text] : [])).join('');
     expect(reasoning).toBe('The user wants the notes.');

@@ -9,6 +9,8 @@ import type { WebUiBackend } from '../../../src/channels/websocket/backend.js';
 import { WebSocketChannel } from '../../../src/channels/websocket/channel.js';
 import type { ServerFrame } from '../../../src/channels/websocket/frames.js';
 import { parseWebSocketSettings } from '../../../src/channels/websocket/index.js';
+import type { AuthLimiter } from '../../../src/security/auth-limiter.js';
+import type { IssuedTokens } from '../../../src/security/issued-tokens.js';
 
 export interface StartedChannel {
   channel: WebSocketChannel;
@@ -21,12 +23,17 @@ export interface StartedChannel {
 
 export async function startChannel(
   block: Record<string, unknown> = {},
-  options: { backend?: WebUiBackend; dataDir?: string } = {},
+  options: { backend?: WebUiBackend; dataDir?: string; tokens?: IssuedTokens; authLimiter?: AuthLimiter } = {},
 ): Promise<StartedChannel> {
   const { backend } = options;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'nb-ws-')));
   const settings = parseWebSocketSettings({ port: 0, pingIntervalS: 60, ...block });
-  const channel = new WebSocketChannel({ settings: () => settings, dataDir });
+  const channel = new WebSocketChannel({
+    settings: () => settings,
+    dataDir,
+    ...(options.tokens ? { tokens: options.tokens } : {}),
+    ...(options.authLimiter ? { authLimiter: options.authLimiter } : {}),
+  });
   if (backend) channel.bindBackend(backend);
   const bus = new MessageBus();
   await channel.start(bus);

@@ -1,0 +1,113 @@
+/**
+ * nanobot's turn lifecycle on the wire: which turn a frame belongs to, and the frames around a turn that its WebUI
+ * and TUI follow. A client names a turn with `turn_id` on its `message`; the id rides the turn's bus messages as
+ * nanobot's `webui_turn_id` metadata, and every frame of the turn carries it back. Around the agent's own frames:
+ *
+ *   message_accepted → goal_status running → turn_model_updated → (delta… stream_end, message …) → turn_end →
+ *   session_updated (to every connection) → goal_status idle
+ *
+ * A message sent while a turn of its chat runs is folded into that turn (or runs right after it, when it came too
+ * late), so, as nanobot says, it does not start a turn: `starts_turn: false`, `active_turn_id` = the running turn.
+ * When it does run on its own, its `goal_status running` says so and it owns the chat from then on.
+ */
+import type { OutboundMessage } from '../../bus/types.js';
+import { META } from '../metadata.js';
+import type { ServerFrame } from './frames.js';
+
+/** nanobot's metadata key for the client's turn id. */
+export const WEBUI_TURN_ID = 'webui_turn_id';
+/** Accepted turns remembered per chat (a client that floods is not tracked past this). */
+const MAX_OPEN_TURNS = 64;
+
+export interface TurnModel {
+  model: string;
+  contextWindowTokens?: number;
+}
+
+/** One frame for one outbound message, in order: to the chat's followers, or to every connection. */
+export interface Addressed {
+  frame: ServerFrame;
+  everyone?: true;
+}
+
+export class TurnLifecycle {
+  /** Per chat, the turns accepted and not ended yet, oldest (the running one) first. */
+  private readonly open = new Map<string, string[]>();
+  private lastModel?: string;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** A message with `turnId` was taken for `chatId`; `startsTurn` false for commands like `/stop`. */
+  accept(chatId: string, turnId: string, command: boolean): Extract<ServerFrame, { event: 'message_accepted' }> {
+    const running = this.open.get(chatId)?.[0];
+    const starts = running === undefined && !command;
+    if (starts) this.open.set(chatId, [turnId]);
+    const active = running ?? (starts ? turnId : undefined);
+    return {
+      event: 'message_accepted',
+      chat_id: chatId,
+      turn_id: turnId,
+      starts_turn: starts,
+      ...(active !== undefined ? { active_turn_id: active } : {}),
+    };
+  }
+
+  /** The turn that owns the chat now (running, or accepted and next), if one is known. */
+  activeTurn(chatId: string): string | undefined {
+    return this.open.get(chatId)?.[0];
+  }
+
+  /**
+   * The frames for `message`: `frames` (what the agent said, from framesFor) tagged with the turn, plus the
+   * lifecycle frames its start or end brings. `model` is read only when a turn starts.
+   */
+  frames(message: OutboundMessage, frames: ServerFrame[], model: () => TurnModel | undefined): Addressed[] {
+    const meta = message.metadata ?? {};
+    const turnId = typeof meta[WEBUI_TURN_ID] === 'string' ? meta[WEBUI_TURN_ID] : undefined;
+    const tag = turnId ? { turn_id: turnId } : {};
+    const chat_id = message.chatId;
+    if (meta[META.turnStart] === true) {
+      if (turnId) this.running(chat_id, turnId);
+      return this.started(chat_id, tag, model());
+    }
+    const out: Addressed[] = frames.map((frame) => ({
+      frame: turnId && 'chat_id' in frame ? { ...frame, ...tag } : frame,
+    }));
+    if (meta[META.turnEnd] === true) {
+      this.ended(chat_id, turnId);
+      out.push({ frame: { event: 'session_updated', chat_id, scope: 'thread' }, everyone: true });
+      out.push({ frame: { event: 'goal_status', chat_id, status: 'idle', ...tag } });
+    }
+    return out;
+  }
+
+  private started(chat_id: string, tag: { turn_id?: string }, model: TurnModel | undefined): Addressed[] {
+    const out: Addressed[] = [];
+    if (model?.model && this.lastModel !== undefined && this.lastModel !== model.model) {
+      out.push({ frame: { event: 'runtime_model_updated', model_name: model.model }, everyone: true });
+    }
+    out.push({ frame: { event: 'goal_status', chat_id, status: 'running', started_at: this.now() / 1000, ...tag } });
+    if (model?.model) {
+      this.lastModel = model.model;
+      const window = model.contextWindowTokens ? { context_window_tokens: model.contextWindowTokens } : {};
+      out.push({ frame: { event: 'turn_model_updated', chat_id, model_name: model.model, ...window } });
+    }
+    return out;
+  }
+
+  /** A turn runs now: it owns the chat (after the one it waited for, if that has not ended yet). */
+  private running(chatId: string, turnId: string): void {
+    const turns = this.open.get(chatId) ?? [];
+    if (turns.includes(turnId) || turns.length >= MAX_OPEN_TURNS) return;
+    turns.push(turnId);
+    this.open.set(chatId, turns);
+  }
+
+  private ended(chatId: string, turnId: string | undefined): void {
+    const turns = this.open.get(chatId);
+    if (!turns) return;
+    const index = turnId === undefined ? -1 : turns.indexOf(turnId);
+    if (index >= 0) turns.splice(index, 1);
+    if (turns.length === 0) this.open.delete(chatId);
+  }
+}
