@@ -108,7 +108,8 @@ describe.skipIf(!hasChromium)('WebUI in Chromium', () => {
     expect(page.url()).not.toContain('token');
 
     await page.fill('#composer-input', 'What do my notes say?');
-    await page.keyboard.press('Enter');
+    // The Send button is clicked the way a user does: once it is enabled (Enter is used for the second chat).
+    await page.getByRole('button', { name: 'Send' }).click();
     const answer = page.locator('[data-testid="assistant-message"]').last();
     await answer.locator('strong', { hasText: 'hello world' }).waitFor({ timeout: 30_000 });
     // Highlighted code with a copy button.

@@ -58,7 +58,7 @@ describe.skipIf(!hasChromium)('WebUI errors and plain text in Chromium', () => {
 
   async function say(text: string): Promise<void> {
     await page.fill('#composer-input', text);
-    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Send' }).click(); // waits until it is enabled, as a user would
   }
 
   it('a provider 401 is an error with the fix, not an answer', async () => {
