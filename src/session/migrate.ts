@@ -15,6 +15,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { join } from 'node:path';
+import { writeWholeSync } from '../security/workspace-file-ops.js';
 import { type DirRef, entryPath, type WorkspaceDirent, WorkspaceFs } from '../security/workspace-fs.js';
 import { errorMessage } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
@@ -270,8 +271,7 @@ export function writeDurably(path: string, bytes: Buffer): void {
   const tmp = join(dir, `.${path.slice(dir.length + 1)}.${randomBytes(8).toString('hex')}.tmp`);
   const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
   try {
-    let done = 0;
-    while (done < bytes.length) done += fs.writeSync(fd, bytes, done, bytes.length - done);
+    writeWholeSync(fd, bytes, path);
     fs.fsyncSync(fd);
   } catch (error) {
     fs.closeSync(fd);
