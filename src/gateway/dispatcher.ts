@@ -14,6 +14,7 @@ import type { TurnInput, TurnOptions, TurnOutput } from '../agent/loop.js';
 import { TurnNotSavedError } from '../agent/save-errors.js';
 import { toolHint } from '../agent/tool-hint.js';
 import type { MessageBus } from '../bus/message-bus.js';
+import { commandWord, PRIORITY_COMMANDS } from '../bus/priority.js';
 import type { InboundMessage, OutboundMessage } from '../bus/types.js';
 import { META, type TurnError } from '../channels/metadata.js';
 import { TurnRelay } from '../channels/relay.js';
@@ -67,7 +68,6 @@ export interface DrainResult {
   dropped: number;
 }
 
-export const PRIORITY_COMMANDS = ['/stop', '/status', '/restart'] as const;
 const ERROR_REPLY_MAX = 300;
 
 interface SessionLane {
@@ -228,9 +228,7 @@ export class Dispatcher {
   }
 
   private isPriority(content: string): boolean {
-    const word = content.trim().split(/\s+/, 1)[0]?.toLowerCase() ?? '';
-    // `/stop@my_bot` (Telegram groups) is still `/stop`.
-    return this.priority.has(word.replace(/@\S*$/, ''));
+    return this.priority.has(commandWord(content));
   }
 
   private laneFor(key: string): SessionLane {

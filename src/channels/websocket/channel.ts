@@ -6,12 +6,14 @@
  * Each chat is the session `websocket:<chat_id>`; what the agent says in it is fanned out to every connection
  * attached to it (two tabs stay in step). A bad frame gets an `error` frame and the connection stays open.
  */
+
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import type { MessageBus } from '../../bus/message-bus.js';
+import { commandWord, PRIORITY_COMMANDS } from '../../bus/priority.js';
 import type { InboundMessage, OutboundMessage } from '../../bus/types.js';
 import { AuthLimiter } from '../../security/auth-limiter.js';
 import { IssuedTokens } from '../../security/issued-tokens.js';
@@ -496,11 +498,10 @@ export class WebSocketChannel implements Channel, WebUiHost {
 }
 
 /** Commands answered beside a turn (the gateway's priority commands): they do not start one. */
-const BESIDE_TURN = new Set(['/stop', '/status', '/restart']);
+const BESIDE_TURN: ReadonlySet<string> = new Set(PRIORITY_COMMANDS);
 
 function isCommand(text: string): boolean {
-  const word = text.split(/\s+/, 1)[0]?.toLowerCase() ?? '';
-  return BESIDE_TURN.has(word.replace(/@\S*$/, ''));
+  return BESIDE_TURN.has(commandWord(text));
 }
 
 /** Why a message was not taken: `detail`, and for refused attachments nanobot's `reason` and `hint`. */
