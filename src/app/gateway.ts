@@ -144,6 +144,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     loaded: () => loaded,
     log,
     channels: () => manager.report(),
+    // Defined below, once the reloader exists; services only call it after start-up.
+    reload: () => reload(),
   };
   const services = buildServices(options.services ?? [], channels, context);
 

@@ -28,6 +28,8 @@ export interface GatewayContext {
   log: Logger;
   /** The channels this gateway runs and their state (what `/health` shows). */
   channels(): Record<string, ChannelHealth>;
+  /** Re-reads the config file and applies it now (the file watcher would, a moment later); false if invalid. */
+  reload(): Promise<boolean>;
 }
 
 export type GatewayServiceSpec = GatewayService | ((context: GatewayContext) => GatewayService);

@@ -8,6 +8,7 @@ import type { CronJob, CronSchedule } from '../../cron/types.js';
 import type { GatewayContext, GatewayService } from '../../gateway/lifecycle.js';
 import { estimateTextTokens } from '../../memory/tokens.js';
 import type { Session, SessionStore } from '../../session/types.js';
+import { type ConfigAccess, configAccess } from '../../webui/config-access.js';
 import type { CommandInfo } from './commands-api.js';
 import type { StatusReport } from './frames.js';
 import type { WorkspaceScope } from './sessions-api.js';
@@ -25,6 +26,8 @@ export interface WebUiBackend {
   commands?(): CommandInfo[];
   /** When the running turn of this session started (epoch seconds), if one runs. */
   runStartedAt?(sessionKey: string): number | undefined;
+  /** The live config, and changes to its file (the settings API, src/webui/). */
+  config?(): ConfigAccess;
 }
 
 /** Something with a name and a state, e.g. a Channel. */
@@ -35,6 +38,7 @@ export interface NamedStatus {
 
 /** A backend over a running gateway: its live agent (a config reload swaps it) and its channels. */
 export function gatewayBackend(context: GatewayContext, channels: () => readonly NamedStatus[]): WebUiBackend {
+  const settingsConfig = configAccess(context.loaded, context.reload);
   return {
     sessions: () => context.agent().sessions,
     isBusy: (key) => context.agent().loop.isActive(key),
@@ -54,6 +58,7 @@ export function gatewayBackend(context: GatewayContext, channels: () => readonly
         .agent()
         .loop.commands.list()
         .map(({ name, description, usage }) => ({ name, description, ...(usage ? { usage } : {}) })),
+    config: () => settingsConfig,
     workspaceScope: () => {
       const { workspace, config } = context.loaded();
       return workspaceScopeOf(workspace, config.tools.restrictToWorkspace);

@@ -15,6 +15,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type CheckedFile, openCheckedFile, type RealPathCheck } from '../../security/checked-open.js';
 import { isPathInside, realpathNearest } from '../../security/workspace.js';
 import { errorMessage } from '../../util/errors.js';
+import { type MatchedRoute, matchRoute, WebuiApiError } from '../../webui/api.js';
+import { WEBUI_API_MODULES } from '../../webui/modules.js';
 import type { WebUiBackend } from './backend.js';
 import { statusReport } from './backend.js';
 import { commandPalette } from './commands-api.js';
@@ -56,6 +58,8 @@ export async function handleApi(
   if (resource === 'sessions' && id !== undefined && extra !== undefined) {
     return sessionSubroute(req, res, url, options, id, parts.slice(2));
   }
+  const moduleRoute = matchRoute(WEBUI_API_MODULES, parts);
+  if (moduleRoute) return answerModuleRoute(req, res, url, options, moduleRoute);
   if (resource === 'webui' && id === 'sidebar-state' && extra === undefined) {
     if (method !== 'GET') return sendJson(res, 405, { error: 'WebUI mutations require an authenticated WebSocket' });
     return sendJson(res, 200, await options.sessionsApi.sidebar.read());
@@ -93,6 +97,28 @@ export async function handleApi(
   // Per-chat reads go through nanobot's routes (/api/sessions/<key>/…); changes through webui_request.
   if (method !== 'GET') return sendJson(res, 405, { error: 'WebUI mutations require an authenticated WebSocket' });
   return sendJson(res, 404, { error: 'API route not found' });
+}
+
+/** A route of a WebUI API module (src/webui/): reads only; changes go through `webui_request`. */
+async function answerModuleRoute(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  options: RestOptions,
+  route: MatchedRoute,
+): Promise<void> {
+  if ((req.method ?? 'GET') !== 'GET') {
+    return sendJson(res, 405, { error: 'WebUI mutations require an authenticated WebSocket' });
+  }
+  const backend = options.backend();
+  if (!backend) return sendJson(res, 503, { error: 'the gateway is still starting' });
+  try {
+    const body = await route.handler({ backend }, { segments: route.segments, query: url.searchParams });
+    return sendJson(res, 200, body);
+  } catch (error) {
+    if (error instanceof WebuiApiError) return sendJson(res, error.status, { error: error.message });
+    return sendJson(res, 500, { error: `request failed: ${errorMessage(error)}` });
+  }
 }
 
 /** `GET /api/sessions/<key>/<route>`: nanobot's read-only session routes. */

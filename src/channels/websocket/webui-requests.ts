@@ -5,6 +5,9 @@
  * how that WebUI renames a chat: `title_overrides`); the settings, skills and automation actions nanobot knows are
  * answered 501 with what to do instead; anything else 404, as nanobot answers an unknown action.
  */
+import { errorMessage } from '../../util/errors.js';
+import { findAction, WebuiApiError } from '../../webui/api.js';
+import { WEBUI_API_MODULES } from '../../webui/modules.js';
 import type { WebUiBackend } from './backend.js';
 import { deleteSession, type SessionsApiOptions } from './sessions-api.js';
 import { SidebarStateError } from './sidebar-state.js';
@@ -98,6 +101,18 @@ export async function handleWebuiRequest(
     return fail(400, 'WebUI mutation payload must be an object');
   }
   const values = payload as Record<string, unknown>;
+  const moduleAction = findAction(WEBUI_API_MODULES, action);
+  if (moduleAction) {
+    const backend = context.backend();
+    if (!backend) return fail(503, 'the gateway is still starting');
+    try {
+      const result = await moduleAction({ backend }, values);
+      return { event: 'webui_response', request_id: requestId, ok: true, result };
+    } catch (error) {
+      if (error instanceof WebuiApiError) return fail(error.status, error.message);
+      return fail(500, `${action} failed: ${errorMessage(error)}`);
+    }
+  }
   if (UNSUPPORTED.has(action)) {
     return fail(501, `${action} is not supported by nanobot-ts yet; change this in ~/.nanobot/config.json instead`);
   }

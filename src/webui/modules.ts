@@ -1,0 +1,4 @@
+/** Every WebUI API module (api.ts). A route or action is looked up in this order; the first match answers. */
+import type { WebuiApiModule } from './api.js';
+
+export const WEBUI_API_MODULES: readonly WebuiApiModule[] = [];
