@@ -354,8 +354,11 @@ export class AgentLoop {
     }
   }
 
-  /** What the next request of this session would roughly cost: system prompt, tool definitions, live history. */
-  private contextTokens(session: Session): number {
+  /**
+   * What the next request of this session would roughly cost: system prompt, tool definitions, live history. `/status`
+   * and the WebUI's status panel both show this figure.
+   */
+  contextTokens(session: Session): number {
     const history = session.messages
       .slice(session.lastConsolidated)
       .reduce((sum, message) => sum + estimateTextTokens(messageText(message).text), 0);

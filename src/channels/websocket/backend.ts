@@ -18,6 +18,8 @@ export interface WebUiBackend {
   /** A turn of this session is running or queued (renaming or deleting it now would race with the save). */
   isBusy(sessionKey: string): boolean;
   model(): { model: string; provider: string; contextWindowTokens: number };
+  /** The session's context use as `/status` counts it (system prompt, tools, live history). */
+  contextTokens?(session: Session): number;
   channels(): Record<string, string>;
   cronJobs(): Promise<CronJob[]>;
   /** The gateway's workspace as nanobot's `workspace_scope` payload (a chat's own scope overrides it). */
@@ -50,6 +52,7 @@ export function gatewayBackend(context: GatewayContext, channels: () => readonly
         contextWindowTokens: model.contextWindowTokens,
       };
     },
+    contextTokens: (session) => context.agent().loop.contextTokens(session),
     channels: () => Object.fromEntries(channels().map((channel) => [channel.name, channel.status()])),
     // Pending changes in action.jsonl (nanobot's `agent` writes there) are part of the list, as nanobot shows them.
     cronJobs: () => listCronJobs(context.loaded().workspace),
@@ -103,7 +106,9 @@ export async function statusReport(backend: WebUiBackend, session: Session | und
   return {
     model,
     provider,
-    context: session ? { used: contextUse(session), window: contextWindowTokens } : null,
+    context: session
+      ? { used: backend.contextTokens?.(session) ?? historyTokens(session), window: contextWindowTokens }
+      : null,
     channels: backend.channels(),
     cron: jobs.map((job) => ({
       id: job.id,
@@ -115,8 +120,8 @@ export async function statusReport(backend: WebUiBackend, session: Session | und
   };
 }
 
-/** The live history's size (what the next request carries besides the system prompt and tools). */
-function contextUse(session: Session): number {
+/** The live history's size, for a backend that cannot build the system prompt (tests). */
+function historyTokens(session: Session): number {
   return session.messages.slice(session.lastConsolidated).reduce((sum, message) => {
     const text = typeof message.content === 'string' ? message.content : JSON.stringify(message.content ?? '');
     const calls = message.tool_calls ? JSON.stringify(message.tool_calls) : '';

@@ -198,6 +198,13 @@ describe('WebSocket channel in a running gateway', () => {
     });
     expect(status.body.context?.used).toBeGreaterThan(0);
     expect(status.body.context?.window).toBeGreaterThan(1000);
+    // The panel's figure is /status's: the system prompt and tool definitions count, not only the history.
+    client.send({ type: 'message', chat_id: chatId, content: '/status' });
+    const reply = await client.next((f) => f.event === 'message' && f.chat_id === chatId && /Context:/.test(f.text));
+    const said = reply.event === 'message' ? /Context: ~([\d,.]+k?)/.exec(reply.text)?.[1] : undefined;
+    const again = await get<StatusReport>(`/api/status?chat_id=${chatId}`);
+    expect(said).toBe((again.body.context?.used ?? 0).toLocaleString('en-US'));
+    expect(again.body.context?.used).toBeGreaterThan(500);
   });
 
   it('/stop ends a running turn, and the chat can go on', async () => {
