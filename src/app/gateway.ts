@@ -9,7 +9,7 @@ import type { Channel } from '../channels/channel.js';
 import { type BackoffOptions, ChannelManager } from '../channels/manager.js';
 import { PairingStore } from '../channels/pairing.js';
 import { pairingChatCommand } from '../channels/pairing-command.js';
-import { buildEnabledChannels } from '../channels/registry.js';
+import { buildEnabledChannels, channelSchemas } from '../channels/registry.js';
 import { OutboundRouter } from '../channels/router.js';
 import { bindWebUi } from '../channels/websocket/backend.js';
 import { type LoadedConfig, loadConfig } from '../config/load.js';
@@ -205,7 +205,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   }
 
   // Keys set in the config that this version does not act on, or that nobody knows (a typo): said once, at start.
-  for (const notice of configNotices(loaded.raw, env)) log.warn(`config: ${notice.text}`);
+  for (const notice of configNotices(loaded.raw, env, undefined, channelSchemas())) log.warn(`config: ${notice.text}`);
   log.info(
     `gateway: listening on http://${host}:${health.port}/health · model ${agent.model.model} via ` +
       `${agent.provider.name} · ${channels.length} channel(s) · up to ${dispatcher.maxConcurrentSessions} sessions at once`,

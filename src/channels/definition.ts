@@ -43,6 +43,8 @@ export interface RegisteredChannel {
   displayName: string;
   credentials: string[];
   setupHint: string;
+  /** The settings schema (its keys are the ones this channel reads: config notices name any other). */
+  schema: z.ZodType;
   /** Parses and validates `channels.<name>` (a UserError naming the keys). */
   parse(block: unknown): ChannelSettings;
   /** Builds the Channel; `block()` is read again on every use, so a config reload applies. */
@@ -72,6 +74,7 @@ export function defineChannel<S extends ChannelSettings>(definition: ChannelDefi
     displayName: definition.displayName,
     credentials: definition.credentials,
     setupHint: definition.setupHint,
+    schema: definition.schema,
     parse,
     async create(context) {
       const settings = liveSettings(definition.name, context, parse);

@@ -3,6 +3,7 @@
  * config. A platform registers by adding its `defineChannel({...})` result to CHANNEL_DEFINITIONS; its SDK is
  * imported inside `createPlatform`, so it loads only when that channel is enabled.
  */
+import type { z } from 'zod';
 import type { Config } from '../config/schema.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import type { Channel } from './channel.js';
@@ -26,6 +27,11 @@ export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
   matrixChannel,
   emailChannel,
 ];
+
+/** Every channel's settings schema by name, for config notices (unknown keys inside channel blocks). */
+export function channelSchemas(): Record<string, z.ZodType> {
+  return Object.fromEntries(CHANNEL_DEFINITIONS.map((definition) => [definition.name, definition.schema]));
+}
 
 export function findChannel(name: string): RegisteredChannel | undefined {
   return CHANNEL_DEFINITIONS.find((definition) => definition.name === name);

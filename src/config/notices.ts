@@ -6,7 +6,7 @@ import { isPlainObject } from './keys.js';
 import { applyEnvOverrides } from './load.js';
 import { dropNulls, prepareTree } from './prepare.js';
 import { detectSystemTimezone } from './timezone.js';
-import { findUnknownKeys } from './unknown-keys.js';
+import { type ChannelSchemas, findUnknownKeys } from './unknown-keys.js';
 import { findUnsupported } from './unsupported.js';
 
 export interface ConfigNotice {
@@ -16,11 +16,15 @@ export interface ConfigNotice {
   text: string;
 }
 
-/** Notices for the file's tree (`LoadedConfig.raw`) with the NANOBOT_… environment overrides applied. */
+/**
+ * Notices for the file's tree (`LoadedConfig.raw`) with the NANOBOT_… environment overrides applied. Pass the
+ * channels' schemas (`channelSchemas()` of src/channels/registry.ts) to have typos inside channel blocks named too.
+ */
 export function configNotices(
   raw: Record<string, unknown>,
   env: NodeJS.ProcessEnv = {},
   systemTimezone: () => string = detectSystemTimezone,
+  channelSchemas: ChannelSchemas = {},
 ): ConfigNotice[] {
   const applied = applyEnvOverrides(raw, env).tree;
   const tree = prepareTree(applied, { systemTimezone });
@@ -29,7 +33,7 @@ export function configNotices(
     path: finding.path,
     text: `not supported in this version: ${finding.path}${finding.keys.length ? ` (${finding.keys.join(', ')})` : ''} — ${finding.reason}`,
   }));
-  for (const unknown of findUnknownKeys(tree)) {
+  for (const unknown of findUnknownKeys(tree, channelSchemas)) {
     notices.push({
       kind: 'unknown',
       path: unknown.path,

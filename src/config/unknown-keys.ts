@@ -35,22 +35,30 @@ export interface UnknownKey {
   suggestion?: string;
 }
 
-/** The unknown keys of a normalised (camelCase, null-free) tree. */
-export function findUnknownKeys(tree: Record<string, unknown>): UnknownKey[] {
+/** A channel's settings schema by channel name: the channels layer knows them, so its callers pass them in. */
+export type ChannelSchemas = Readonly<Record<string, z.ZodType>>;
+
+/**
+ * The unknown keys of a normalised (camelCase, null-free) tree. A channel block is checked against its channel's
+ * schema when `channelSchemas` has one (a channel this version lacks is reported as a whole, by unsupported.ts).
+ */
+export function findUnknownKeys(tree: Record<string, unknown>, channelSchemas: ChannelSchemas = {}): UnknownKey[] {
   const found: UnknownKey[] = [];
-  walk(tree, ConfigSchema, [], found);
+  walk(tree, ConfigSchema, [], found, channelSchemas);
   return found;
 }
 
-function walk(value: unknown, schema: z.ZodType, path: string[], found: UnknownKey[]): void {
+function walk(value: unknown, schema: z.ZodType, path: string[], found: UnknownKey[], channels: ChannelSchemas): void {
   const node = unwrap(schema);
   if (node instanceof z.ZodObject && isPlainObject(value)) {
     const shape = node.shape as Record<string, z.ZodType>;
     const isChannels = path.join('.') === 'channels';
     for (const [key, child] of Object.entries(value)) {
       const at = [...path, key];
-      if (isChannels && (key in shape || UPSTREAM_CHANNELS.includes(key)) && isPlainObject(child)) continue;
-      if (key in shape) walk(child, shape[key] as z.ZodType, at, found);
+      const channelSchema = isChannels && Object.hasOwn(channels, key) ? channels[key] : undefined;
+      if (channelSchema && isPlainObject(child)) walk(child, channelSchema, at, found, channels);
+      else if (isChannels && (key in shape || UPSTREAM_CHANNELS.includes(key)) && isPlainObject(child)) continue;
+      else if (key in shape) walk(child, shape[key] as z.ZodType, at, found, channels);
       else if (!isRegistered(at)) {
         const known = [...Object.keys(shape), ...registeredAt(path), ...(isChannels ? UPSTREAM_CHANNELS : [])];
         const suggestion = closest(key, known);
@@ -58,14 +66,16 @@ function walk(value: unknown, schema: z.ZodType, path: string[], found: UnknownK
       }
     }
   } else if (node instanceof z.ZodRecord && isPlainObject(value)) {
-    for (const [key, child] of Object.entries(value)) walk(child, node.valueType as z.ZodType, [...path, key], found);
+    for (const [key, child] of Object.entries(value)) {
+      walk(child, node.valueType as z.ZodType, [...path, key], found, channels);
+    }
   } else if (node instanceof z.ZodArray && Array.isArray(value)) {
     value.forEach((item, i) => {
-      walk(item, node.element as z.ZodType, [...path, String(i)], found);
+      walk(item, node.element as z.ZodType, [...path, String(i)], found, channels);
     });
   } else if (node instanceof z.ZodUnion && isPlainObject(value)) {
     const object = (node.options as z.ZodType[]).find((option) => unwrap(option) instanceof z.ZodObject);
-    if (object) walk(value, object, path, found);
+    if (object) walk(value, object, path, found, channels);
   }
 }
 

@@ -17,6 +17,70 @@ export interface UnsupportedKey {
 }
 
 const enabled = (value: unknown) => isPlainObject(value) && value.enabled === true;
+
+/** Keys of upstream's blocks for the channels this version has, which those channels do not act on (yet). */
+const CHANNEL_KEYS_NOT_ACTED_ON: readonly UnsupportedKey[] = [
+  ...channelKeys('telegram', 'the Telegram channel does not use it yet', {
+    reactEmoji: '👀',
+    connectionPoolSize: 32,
+    poolTimeout: 5,
+    inlineKeyboards: false,
+    richMessages: false,
+  }),
+  ...channelKeys('discord', 'the Discord channel does not use it yet', {
+    readReceiptEmoji: '👀',
+    workingEmoji: '🔧',
+    workingEmojiDelay: 2,
+    proxyUsername: null,
+    proxyPassword: null,
+  }),
+  {
+    path: 'channels.discord.proxy',
+    reason: 'discord.js cannot send its gateway connection through a proxy',
+    isSet: (value) => typeof value === 'string' && value.trim() !== '',
+  },
+  ...channelKeys('slack', 'the Slack channel does not use it yet', {
+    userTokenReadOnly: true,
+    reactEmoji: 'eyes',
+    doneEmoji: 'white_check_mark',
+    webhookPath: '/slack/events',
+  }),
+  ...channelKeys('feishu', 'one Feishu bot per gateway here; several instances and reactions come later', {
+    instanceId: 'default',
+    name: 'nanobot',
+    identityKey: '',
+    reactEmoji: 'THUMBSUP',
+    doneEmoji: null,
+    toolHintPrefix: '🔧',
+  }),
+  ...channelKeys('email', 'the email channel does not expunge moved mail yet', { postActionExpunge: false }),
+  ...channelKeys('matrix', 'the Matrix channel does not use it yet', {
+    sasVerification: false,
+    syncStopGraceSeconds: 2,
+    maxMediaBytes: 20_971_520,
+    maxConcurrentMediaDownloads: 2,
+  }),
+  {
+    path: 'channels.matrix.e2eeEnabled',
+    reason: 'the Matrix channel has no end-to-end encryption yet: it reads unencrypted rooms only',
+    isSet: (value) => value === true,
+  },
+  ...channelKeys('websocket', 'the WebSocket channel does not use it yet', {
+    unixSocketPath: '',
+    trustedProxyAuth: null,
+    pingTimeoutS: 20,
+    sslCertfile: '',
+    sslKeyfile: '',
+  }),
+];
+
+function channelKeys(name: string, reason: string, defaults: Record<string, unknown>): UnsupportedKey[] {
+  return Object.entries(defaults).map(([key, value]) => ({
+    path: `channels.${name}.${key}`,
+    reason,
+    ...(value === null ? {} : { default: value }),
+  }));
+}
 const MISSING_CHANNEL = 'channel not in nanobot-ts yet (a later issue adds it); the gateway does not start it';
 
 export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
@@ -95,6 +159,7 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   ...['dingtalk', 'mattermost', 'mochat', 'msteams', 'napcat', 'qq', 'signal', 'wecom', 'weixin', 'whatsapp'].map(
     (name) => ({ path: `channels.${name}`, reason: MISSING_CHANNEL, isSet: enabled }),
   ),
+  ...CHANNEL_KEYS_NOT_ACTED_ON,
 ];
 
 /**

@@ -91,6 +91,49 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
       (c) => Object.assign(c, { channels: { websocket: { enabled: false }, [name]: { enabled: true } } }),
     ],
   ),
+  // Keys of upstream's blocks for channels we have, which those channels do not read: each set to a non-default.
+  ...(
+    [
+      ['telegram', 'reactEmoji', '🔥'],
+      ['telegram', 'connectionPoolSize', 8],
+      ['telegram', 'poolTimeout', 9],
+      ['telegram', 'inlineKeyboards', true],
+      ['telegram', 'richMessages', true],
+      ['discord', 'readReceiptEmoji', '✅'],
+      ['discord', 'workingEmoji', '⏳'],
+      ['discord', 'workingEmojiDelay', 5],
+      ['discord', 'proxy', 'http://127.0.0.1:3128'],
+      ['discord', 'proxyUsername', 'me'],
+      ['discord', 'proxyPassword', 'pw'],
+      ['slack', 'userTokenReadOnly', false],
+      ['slack', 'reactEmoji', 'fire'],
+      ['slack', 'doneEmoji', 'tada'],
+      ['slack', 'webhookPath', '/hooks/slack'],
+      ['feishu', 'instanceId', 'second'],
+      ['feishu', 'name', 'bot2'],
+      ['feishu', 'identityKey', 'k'],
+      ['feishu', 'reactEmoji', 'OK'],
+      ['feishu', 'doneEmoji', 'DONE'],
+      ['feishu', 'toolHintPrefix', '>'],
+      ['email', 'postActionExpunge', true],
+      ['matrix', 'e2eeEnabled', true],
+      ['matrix', 'sasVerification', true],
+      ['matrix', 'syncStopGraceSeconds', 5],
+      ['matrix', 'maxMediaBytes', 1024],
+      ['matrix', 'maxConcurrentMediaDownloads', 4],
+      ['websocket', 'unixSocketPath', '/tmp/nb.sock'],
+      ['websocket', 'trustedProxyAuth', { header: 'X-User' }],
+      ['websocket', 'pingTimeoutS', 30],
+      ['websocket', 'sslCertfile', '/tmp/cert.pem'],
+      ['websocket', 'sslKeyfile', '/tmp/key.pem'],
+    ] as const
+  ).map(([name, key, value]): [string, (c: ConfigJson) => void] => [
+    `channels.${name}.${key}`,
+    (c) => {
+      const channels = c.channels as Record<string, Record<string, unknown> | undefined>;
+      channels[name] = { ...(channels[name] ?? {}), [key]: value };
+    },
+  ]),
 ];
 
 async function configuredHome(edit: (c: ConfigJson) => void): Promise<string> {
@@ -152,11 +195,15 @@ describe('keys set but not acted on, and unknown keys, are named', () => {
       Object.assign(c.agents.defaults, { modle: 'gpt-x' });
       Object.assign(c, { tools: { exec: { timout: 5 } } });
       c.providers.openruter = { apiKey: 'sk-or' };
+      (c.channels as Record<string, unknown>).discord = { enabled: false, allowChannel: ['1'] };
     });
     const doctor = await runCli(['doctor'], home);
     expect(doctor.code).toBe(0);
     expect(doctor.stdout).toContain('! Settings: unknown key agents.defaults.modle, ignored — did you mean `model`?');
     expect(doctor.stdout).toContain('unknown key tools.exec.timout, ignored — did you mean `timeout`?');
+    expect(doctor.stdout).toContain(
+      'unknown key channels.discord.allowChannel, ignored — did you mean `allowChannels`?',
+    );
     expect(doctor.stdout).toContain(
       'providers.openruter is not a built-in provider and has no apiBase, so it is never used; did you mean providers.openrouter?',
     );

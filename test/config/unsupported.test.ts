@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findChannel } from '../../src/channels/registry.js';
+import { channelSchemas, findChannel } from '../../src/channels/registry.js';
 import { readRawConfig } from '../../src/config/load.js';
 import { configNotices } from '../../src/config/notices.js';
 import { closest, findUnknownKeys } from '../../src/config/unknown-keys.js';
@@ -81,6 +81,46 @@ const UPSTREAM_PATHS: readonly string[] = [
   ),
   ...each('tools.mcpServers.*', 'type auth command args env cwd url headers toolTimeout enabledTools'),
   ...each('modelPresets.*', 'model provider maxTokens contextWindowTokens temperature reasoningEffort'),
+  // The blocks of the channels nanobot-ts has (each channel's pydantic model upstream).
+  ...each(
+    'channels.telegram',
+    `enabled token mode allowFrom proxy replyToMessage reactEmoji groupPolicy connectionPoolSize poolTimeout streaming
+     inlineKeyboards richMessages streamEditInterval webhookUrl webhookListenHost webhookListenPort webhookPath
+     webhookSecretToken webhookMaxConnections`,
+  ),
+  ...each(
+    'channels.discord',
+    `enabled token allowFrom allowChannels intents groupPolicy readReceiptEmoji workingEmoji workingEmojiDelay
+     streaming proxy proxyUsername proxyPassword`,
+  ),
+  ...each(
+    'channels.slack',
+    `enabled mode webhookPath botToken appToken userTokenReadOnly replyInThread reactEmoji doneEmoji
+     includeThreadContext threadContextLimit allowFrom groupPolicy groupAllowFrom groupRequireMention dm`,
+  ),
+  ...each(
+    'channels.feishu',
+    `instanceId name identityKey enabled appId appSecret encryptKey verificationToken allowFrom reactEmoji doneEmoji
+     toolHintPrefix groupPolicy replyToMessage streaming domain topicIsolation`,
+  ),
+  ...each(
+    'channels.email',
+    `enabled consentGranted imapHost imapPort imapUsername imapPassword imapMailbox imapUseSsl smtpHost smtpPort
+     smtpUsername smtpPassword smtpUseTls smtpUseSsl fromAddress autoReplyEnabled pollIntervalSeconds markSeen
+     postAction postActionMoveMailbox postActionExpunge postActionIgnoreSkipped maxBodyChars subjectPrefix allowFrom
+     verifyDkim verifySpf allowedAttachmentTypes maxAttachmentSize maxAttachmentsPerEmail`,
+  ),
+  ...each(
+    'channels.matrix',
+    `enabled homeserver userId password accessToken deviceId e2eeEnabled sasVerification syncStopGraceSeconds
+     maxMediaBytes maxConcurrentMediaDownloads allowFrom groupPolicy groupAllowFrom allowRoomMentions streaming`,
+  ),
+  ...each(
+    'channels.websocket',
+    `enabled host port unixSocketPath path publicWsUrl token tokenIssuePath tokenIssueSecret trustedProxyAuth
+     tokenTtlS websocketRequiresToken allowFrom streaming maxMessageBytes pingIntervalS pingTimeoutS sslCertfile
+     sslKeyfile`,
+  ),
 ];
 
 /** Keys v0.3.0's onboard wrote that the latest upstream no longer reads. */
@@ -120,8 +160,8 @@ describe('upstream’s config keys: honoured, or reported as not supported', () 
   it.each(UPSTREAM_PATHS)('%s', (path) => {
     const at = concrete(path);
     if (isRegistered(at)) return;
-    // Known to our schema: setting it is no "unknown key".
-    expect(findUnknownKeys(treeWith(at, {}))).toEqual([]);
+    // Known to our schema (a channel's key: to that channel's): setting it is no "unknown key".
+    expect(findUnknownKeys(treeWith(at, {}), channelSchemas())).toEqual([]);
     const [section, name] = at;
     const leaf = at.at(-1) as string;
     if (section === 'channels' && at.length === 2 && !/^[a-z]+[A-Z]/.test(leaf)) {
@@ -153,7 +193,7 @@ describe('upstream’s own homes', () => {
     async (name) => {
       const home = upstreamHome(name);
       try {
-        expect(configNotices(await readRawConfig(home.configPath))).toEqual([]);
+        expect(configNotices(await readRawConfig(home.configPath), {}, undefined, channelSchemas())).toEqual([]);
       } finally {
         home.cleanup();
       }
@@ -228,6 +268,33 @@ describe('config notices', () => {
       ].sort(),
     );
     expect(notices.every((n) => n.kind === 'unknown' && n.text.includes('ignored'))).toBe(true);
+  });
+
+  it('checks the keys inside the blocks of the channels this version has, against each channel’s own keys', () => {
+    const notices = configNotices(
+      {
+        channels: {
+          telegram: { enabled: false, tokne: 'x', token: 'y', reactEmoji: '👀' },
+          discord: { allowChannel: ['1'], workingEmoji: '⏳', proxy: 'http://127.0.0.1:3128' },
+          matrix: { e2eeEnabled: true, homeserver: 'https://m.example' },
+          qq: { secretz: 1 },
+        },
+      },
+      {},
+      undefined,
+      channelSchemas(),
+    );
+    expect(notices.map((n) => [n.kind, n.path, /did you mean `([^`]+)`/.exec(n.text)?.[1]]).sort()).toEqual(
+      [
+        ['unknown', 'channels.telegram.tokne', 'token'],
+        ['unknown', 'channels.discord.allowChannel', 'allowChannels'],
+        ['unsupported', 'channels.discord.workingEmoji', undefined],
+        ['unsupported', 'channels.discord.proxy', undefined],
+        ['unsupported', 'channels.matrix.e2eeEnabled', undefined],
+      ].sort(),
+    );
+    // Without the channels' schemas (a caller that has none) their blocks are not judged key by key.
+    expect(configNotices({ channels: { telegram: { tokne: 'x' } } }).map((n) => n.path)).toEqual([]);
   });
 
   it('says when timezone is written but timezoneMode "auto" means the system’s zone is used instead', () => {

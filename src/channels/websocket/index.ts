@@ -21,6 +21,7 @@ export const websocketChannel: RegisteredChannel = {
   credentials: [],
   setupHint:
     'On by default, served by the gateway at channels.websocket.host:port; `nanobot webui` opens it with your token.',
+  schema: websocketSettingsSchema,
   parse: parseWebSocketSettings,
   // No login: say where this config serves it and where its token is, from the settings and the real data dir.
   async login(block, context) {

@@ -3,9 +3,11 @@
  * why, key or sign-in, base URL, fallbacks, presets, prices). `--ping` adds one tiny request to the model.
  * Exits 1 when a check fails.
  */
+
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
+import { channelSchemas } from '../../channels/registry.js';
 import type { LoadedConfig } from '../../config/load.js';
 import { effectiveModel, type ModelSettings } from '../../config/model.js';
 import { configNotices } from '../../config/notices.js';
@@ -148,7 +150,7 @@ function checkBaseUrl(resolved: ResolvedProvider, report: Report): void {
  * (typos): each one named, so nothing set is silently ignored.
  */
 function checkSettings(loaded: LoadedConfig, model: ModelSettings, env: NodeJS.ProcessEnv, report: Report): void {
-  const problems = configNotices(loaded.raw, env).map((notice) => notice.text);
+  const problems = configNotices(loaded.raw, env, undefined, channelSchemas()).map((notice) => notice.text);
   if (model.maxTokens >= model.contextWindowTokens) {
     problems.push(`maxTokens (${model.maxTokens}) must be below contextWindowTokens (${model.contextWindowTokens})`);
   }

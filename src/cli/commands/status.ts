@@ -1,6 +1,8 @@
 /** `nanobot status`: where things are and what would be used, without calling a model. */
+
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { channelSchemas } from '../../channels/registry.js';
 import type { LoadedConfig } from '../../config/load.js';
 import { configNotices } from '../../config/notices.js';
 import { fallbackModels, modelInForce, resolveModel } from '../../providers/chain.js';
@@ -41,7 +43,7 @@ export async function runStatus(opts: GlobalOptions): Promise<void> {
   out(`Workspace-restricted tools: ${config.tools.restrictToWorkspace ? 'yes' : 'no'}`);
   const { timezone, timezoneMode } = config.agents.defaults;
   out(`Time zone:  ${timezone}${timezoneMode === 'auto' ? " (auto: the system's)" : ''}`);
-  const notices = configNotices(loaded.raw, env);
+  const notices = configNotices(loaded.raw, env, undefined, channelSchemas());
   if (notices.length) {
     out();
     out('Config notes (set, but nothing acts on them):');
