@@ -40,7 +40,15 @@ export function serverName(value: unknown): string {
   if (typeof value !== 'string' || !SERVER_NAME.test(value.trim())) {
     throw new WebuiApiError(400, 'invalid MCP server name: use letters, digits, "-" or "_" (at most 64)');
   }
-  return value.trim().toLowerCase();
+  const name = value.trim().toLowerCase();
+  // `constructor`, `tostring`…: a key every object already has is a trap for any code that looks servers up.
+  if (
+    name in Object.prototype ||
+    Object.getOwnPropertyNames(Object.prototype).some((key) => key.toLowerCase() === name)
+  ) {
+    throw new WebuiApiError(400, `"${name}" is reserved; choose another MCP server name`);
+  }
+  return name;
 }
 
 const text = z.string().max(MAX_TEXT);
