@@ -8,6 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { isAbsolute } from 'node:path';
+import { createNetworkPolicy } from '../security/network.js';
 import { WorkspaceFs } from '../security/workspace-fs.js';
 import { isSkillName, SkillExistsError } from '../skills/install.js';
 import { type Skill, type SkillsLoader, skillsLoaderFor } from '../skills/loader.js';
@@ -144,6 +145,7 @@ const remove: ActionHandler = async (context, payload) => {
 
 /** The source as the WebUI may give it: a git URL, or an absolute (or `~/`) path, never one relative to the gateway. */
 function installSource(payload: Readonly<Record<string, unknown>>): string {
+  // (an archive URL is downloaded under the same network rules as web_fetch: tools.ssrfWhitelist)
   const source = payload.source;
   if (typeof source !== 'string' || !source.trim() || source.length > 4096) {
     throw new WebuiApiError(400, 'missing source: give a skill folder path, a .tar.gz file or a git URL');
@@ -169,6 +171,7 @@ const install: ActionHandler = async (context, payload) => {
       env: process.env,
       home: loaded.home,
       force,
+      network: createNetworkPolicy({ whitelist: loaded.config.tools.ssrfWhitelist }),
     });
     return {
       ...skillsPayload(context),

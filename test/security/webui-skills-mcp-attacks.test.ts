@@ -6,6 +6,8 @@
  * headers, secret arguments, URL credentials, stderr quoting a key) that must never come back in any answer.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { create } from 'tar';
@@ -143,7 +145,12 @@ describe('skill.install takes only what nanobot skills install takes, from absol
       `-c core.sshCommand=touch ${marker}`,
       `ext::sh -c touch% ${marker}`,
       `fd::17`,
-      'https://example.invalid/skill.tar.gz',
+      // Private addresses: refused before any connection (tools.ssrfWhitelist is empty here).
+      'http://127.0.0.1:9/skill.tar.gz',
+      'http://[::1]:9/skill.tgz',
+      'http://169.254.169.254/latest/skill.tar',
+      'http://0x7f000001:9/skill.tar.gz',
+      'http://localhost:9/skill.tar.gz',
       '',
       '   ',
       42,
@@ -306,5 +313,53 @@ describe('MCP secrets never come back', () => {
     for (const secret of Object.values(SECRETS)) expect(configText()).toContain(secret);
     expect(text).toContain('leaky');
     expect(text).toContain('http://127.0.0.1:9/mcp');
+  });
+});
+
+describe('archive URLs (loopback whitelisted for this block only)', () => {
+  it('refuses an oversized download, an HTTP error and a redirect to a private address', async () => {
+    const path = join(run.dataDir, 'config.json');
+    const original = configText();
+    const config = JSON.parse(original);
+    config.tools.ssrfWhitelist = ['127.0.0.1/32'];
+    writeFileSync(path, JSON.stringify(config));
+    expect(await run.gateway.reload()).toBe(true);
+    const chunk = Buffer.alloc(1024 * 1024);
+    const server = createServer((req, res) => {
+      if (req.url === '/huge.tar.gz') {
+        res.writeHead(200);
+        let sent = 0;
+        const pump = () => {
+          while (sent < 60 && res.write(chunk)) sent += 1;
+          if (sent >= 60) res.end();
+          else res.once('drain', pump);
+        };
+        pump();
+      } else if (req.url === '/moved.tar.gz') {
+        res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data.tar.gz' });
+        res.end();
+      } else {
+        res.writeHead(404);
+        res.end();
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const expectations: [string, RegExp][] = [
+        ['/huge.tar.gz', /larger than a skill may be/],
+        ['/missing.tar.gz', /HTTP 404/],
+        ['/moved.tar.gz', /Cannot download/],
+      ];
+      for (const [route, message] of expectations) {
+        const answer = await api.request('skill.install', { source: `${base}${route}` });
+        expect(answer, route).toMatchObject({ ok: false, error: { status: 400 } });
+        expect((answer.error as { message: string }).message, route).toMatch(message);
+      }
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      writeFileSync(path, original);
+      await run.gateway.reload();
+    }
   });
 });

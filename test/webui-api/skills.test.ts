@@ -5,6 +5,8 @@
  * config.json; install runs `nanobot skills install`'s code and lists the commands the skill asks for, never runs them.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { create } from 'tar';
@@ -176,6 +178,37 @@ describe('the WebUI skills API, as nanobot reads and writes it', () => {
     resultOf(await api.request('skill.delete', { name: 'pdf-tools' }));
     const fromArchive = resultOf(await api.request('skill.install', { source: archive }));
     expect(fromArchive.last_action).toMatchObject({ installed: true, name: 'pdf-tools' });
+  });
+
+  it('installs from an archive URL, downloaded under tools.ssrfWhitelist (loopback allowed here on purpose)', async () => {
+    const { run, api } = await start();
+    const source = sourceSkill(join(run.home, 'ran-it'));
+    const archive = join(mkdtempSync(join(tmpdir(), 'nb-skill-url-')), 'pdf.tgz');
+    await create({ gzip: true, file: archive, cwd: join(source, '..') }, ['pdf-tools']);
+    const served: string[] = [];
+    const server = createServer((req, res) => {
+      served.push(req.url ?? '');
+      res.writeHead(200, { 'content-type': 'application/gzip' });
+      res.end(readFileSync(archive));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/skills/pdf.tgz`;
+      // Loopback is a private address: refused until the user allows it, as web_fetch is.
+      const refused = await api.request('skill.install', { source: url });
+      expect(refused).toMatchObject({ ok: false, error: { status: 400 } });
+      expect(served).toEqual([]);
+      const path = join(run.dataDir, 'config.json');
+      const config = JSON.parse(readFileSync(path, 'utf8'));
+      config.tools.ssrfWhitelist = ['127.0.0.1/32'];
+      writeFileSync(path, JSON.stringify(config));
+      expect(await run.gateway.reload()).toBe(true);
+      const installed = resultOf(await api.request('skill.install', { source: url }));
+      expect(installed.last_action).toMatchObject({ installed: true, name: 'pdf-tools' });
+      expect(served).toEqual(['/skills/pdf.tgz']);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('answers 501 for the marketplace (search, trending, trends, install by provider)', async () => {
