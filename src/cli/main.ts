@@ -259,7 +259,9 @@ function buildProgram(): Command {
     .description("show a skill's details and its SKILL.md")
     .action((name: string, o: GlobalOptions) => runSkills('show', [name], o));
   withCommon(skills.command('install <source>'))
-    .description('copy a skill (folder, .tar.gz or git URL) into the workspace; shows, never runs, its commands')
+    .description(
+      'copy a skill (folder, .tar.gz file or URL, or git URL) into the workspace; shows, never runs, its commands',
+    )
     .option('--force', 'replace an installed skill of the same name')
     .action((source: string, o: GlobalOptions) => runSkills('install', [source], o));
 

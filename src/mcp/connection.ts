@@ -97,6 +97,13 @@ export class McpConnection implements McpCaller {
     await this.reconnect(undefined, [0]).catch(() => this.scheduleBackgroundRetry(0));
   }
 
+  /** One attempt now when not connected (a background retry may be waiting); never throws. */
+  async retry(): Promise<void> {
+    if (this.closed || this.state === 'connected') return;
+    clearTimeout(this.retryTimer);
+    await this.reconnect(this.live, [0]).catch(() => this.scheduleBackgroundRetry(0));
+  }
+
   async request<T>(run: (client: Client, options: RequestOptions) => Promise<T>, signal: AbortSignal): Promise<T> {
     const timeoutS = this.options.settings.toolTimeout;
     const requestOptions = { timeout: timeoutS * 1000, signal };

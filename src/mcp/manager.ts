@@ -36,6 +36,13 @@ export interface McpManagerOptions {
 export interface McpManager {
   /** Every configured server, by name: connected with its counts, or why not. */
   status(): McpServerStatus[];
+  /** The names the model sees for the server's capabilities now (`mcp_<server>_…`), sorted; [] when unknown. */
+  toolNames(server: string): string[];
+  /**
+   * One connection attempt now for a server that is not connected (the WebUI's "reconnect"); false when no such
+   * server runs. Never throws: a failure shows in status().
+   */
+  retry(server: string): Promise<boolean>;
   /** Removes the servers' tools from the registry and stops them (stdio processes exit). */
   close(): Promise<void>;
 }
@@ -102,6 +109,13 @@ export async function startMcpServers(options: McpManagerOptions): Promise<McpMa
       [...invalid, ...connections.map((connection) => connection.status())].sort((a, b) =>
         a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
       ),
+    toolNames: (server) => [...(owned.get(server)?.keys() ?? [])].sort(),
+    retry: async (server) => {
+      const connection = connections.find((candidate) => candidate.name === server);
+      if (!connection) return false;
+      await connection.retry();
+      return true;
+    },
     close: async () => {
       for (const tools of owned.values()) for (const name of tools.keys()) registry.unregister(name);
       owned.clear();

@@ -22,6 +22,27 @@ export interface ProbeOptions {
 }
 
 export async function probeMcpServers(options: ProbeOptions): Promise<McpServerStatus[]> {
+  return (await probe(options)).map(({ status }) => status);
+}
+
+export interface McpInspection {
+  status: McpServerStatus;
+  /** Every capability the server offers, as the model would see it (whatever enabledTools says), sorted. */
+  toolNames: string[];
+}
+
+/** Connects one server once with every capability allowed (the WebUI's "test"), then closes it again. */
+export async function inspectMcpServer(
+  name: string,
+  settings: McpServerConfig,
+  options: Omit<ProbeOptions, 'servers'>,
+): Promise<McpInspection> {
+  const [found] = await probe({ ...options, servers: { [name]: { ...settings, enabledTools: ['*'] } } });
+  if (!found) throw new Error(`MCP server '${name}' was not probed`);
+  return found;
+}
+
+async function probe(options: ProbeOptions): Promise<McpInspection[]> {
   let network: ReturnType<typeof createNetworkPolicy>;
   try {
     network = createNetworkPolicy({ whitelist: options.ssrfWhitelist });
@@ -30,7 +51,16 @@ export async function probeMcpServers(options: ProbeOptions): Promise<McpServerS
     return Object.entries(options.servers).map(([name, settings]) => {
       const choice = chooseTransport(settings);
       const transport = choice.ok ? choice.type : 'stdio';
-      return { name, transport, state: 'failed', tools: 0, resources: 0, prompts: 0, error: message };
+      const status: McpServerStatus = {
+        name,
+        transport,
+        state: 'failed',
+        tools: 0,
+        resources: 0,
+        prompts: 0,
+        error: message,
+      };
+      return { status, toolNames: [] };
     });
   }
   const manager = await startMcpServers({
@@ -45,7 +75,7 @@ export async function probeMcpServers(options: ProbeOptions): Promise<McpServerS
     retryDelaysMs: [],
   });
   try {
-    return manager.status();
+    return manager.status().map((status) => ({ status, toolNames: manager.toolNames(status.name) }));
   } finally {
     await manager.close();
   }

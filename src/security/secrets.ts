@@ -103,3 +103,21 @@ export function redactingLogger(log: Logger, secrets: () => Iterable<string>): L
     error: (m) => log.error(clean(m)),
   };
 }
+
+/** A command-line flag whose value is a secret: `--api-key`, `--token`, `-password`, `--client-secret`… */
+const SECRET_FLAG = /^--?[a-z0-9_-]*(token|secret|passw(?:or)?d|key|credential|auth(?:orization)?)$/i;
+
+/**
+ * A command's arguments fit to show (the WebUI's MCP server summary): the value after a secret-named flag, the value
+ * of `--flag=value` and `NAME=value` with a secret name, and every shape `redactSecrets` knows are masked.
+ */
+export function redactArgs(args: readonly string[], secrets: Iterable<string> = []): string[] {
+  const known = [...secrets];
+  return args.map((arg, index) => {
+    const previous = index > 0 ? args[index - 1] : undefined;
+    if (previous !== undefined && SECRET_FLAG.test(previous) && !arg.startsWith('-')) return MASK;
+    const assignment = /^(-{0,2}[A-Za-z0-9_.-]+)=(.*)$/s.exec(arg);
+    if (assignment?.[1] && SECRET_KEY.test(assignment[1].replace(/^-+/, ''))) return `${assignment[1]}=${MASK}`;
+    return redactSecrets(arg, known);
+  });
+}

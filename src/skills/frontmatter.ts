@@ -27,6 +27,10 @@ export interface SkillRequirements {
 export interface InstallStep {
   command: string;
   label?: string;
+  /** The spec's `kind` (`brew`, `apt`, `node`…), when it names one. */
+  kind?: string;
+  /** The spec's `id`, when it has one. */
+  id?: string;
 }
 
 export interface SkillManifest {
@@ -161,7 +165,9 @@ function installSteps(raw: unknown): InstallStep[] {
     const command = installCommand(entry);
     if (!command) continue;
     const label = typeof entry.label === 'string' && entry.label.trim() ? entry.label.trim() : undefined;
-    steps.push({ command, ...(label ? { label } : {}) });
+    const kind = typeof entry.kind === 'string' && entry.kind.trim() ? entry.kind.trim() : undefined;
+    const id = typeof entry.id === 'string' && entry.id.trim() ? entry.id.trim() : undefined;
+    steps.push({ command, ...(label ? { label } : {}), ...(kind ? { kind } : {}), ...(id ? { id } : {}) });
   }
   return steps;
 }

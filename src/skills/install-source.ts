@@ -5,16 +5,18 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, posix, resolve } from 'node:path';
 import { extract } from 'tar';
+import type { NetworkPolicy } from '../security/network.js';
 import { UserError } from '../util/errors.js';
 import { expandHome } from '../util/fs.js';
 
 export const MAX_SKILL_FILES = 1_000;
 export const MAX_SKILL_BYTES = 50 * 1024 * 1024;
 const GIT_TIMEOUT_MS = 120_000;
+const DOWNLOAD_TIMEOUT_MS = 120_000;
 const SOURCE_HINT =
   'Give a skill folder, a .tar.gz archive or a git URL (https://…, ssh://…, git@host:repo, file://…).';
 /** Only transports that fetch data; `ext::` and friends run commands and are refused. */
@@ -38,13 +40,19 @@ export interface FetchOptions {
   /** For `~` in paths. */
   home?: string;
   cwd?: string;
+  /**
+   * Downloads archive URLs through this policy (private and internal addresses refused unless
+   * `tools.ssrfWhitelist` allows them); without it an archive URL is refused.
+   */
+  network?: NetworkPolicy;
 }
 
 export async function fetchSkillSource(source: string, options: FetchOptions = {}): Promise<LocalSource> {
   const given = source.trim();
   if (!given) throw new UserError('No skill source given.', SOURCE_HINT);
   if (GIT_URL.test(given)) {
-    if (/^https?:\/\//i.test(given) && ARCHIVE.test(given)) {
+    if (/^https?:\/\//i.test(given) && URL.canParse(given) && ARCHIVE.test(new URL(given).pathname)) {
+      if (options.network) return downloadArchive(given, options.network);
       throw new UserError(
         `${given} is an archive URL; nanobot installs archives from disk.`,
         'Download it first, then install the file.',
@@ -92,6 +100,40 @@ async function cloneRepository(url: string, env: NodeJS.ProcessEnv): Promise<Loc
       .at(-1)
       ?.replace(/\.git$/i, '') ?? 'skill';
   return { dir, fallbackName: repoName, label: url, temporary };
+}
+
+/** Fetches an archive URL (every hop checked by the network policy, at most MAX_SKILL_BYTES) and unpacks it. */
+async function downloadArchive(url: string, network: NetworkPolicy): Promise<LocalSource> {
+  const download = await mkdtemp(join(tmpdir(), 'nanobot-skill-download-'));
+  try {
+    let response: Response;
+    try {
+      response = await network.fetch(url, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) });
+    } catch (error) {
+      throw new UserError(`Cannot download ${url}: ${(error as Error).message}`, SOURCE_HINT);
+    }
+    if (!response.ok || !response.body) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new UserError(`Cannot download ${url}: HTTP ${response.status}`, 'Check the URL.');
+    }
+    const chunks: Uint8Array[] = [];
+    let bytes = 0;
+    for await (const chunk of response.body) {
+      bytes += chunk.byteLength;
+      if (bytes > MAX_SKILL_BYTES) {
+        await response.body.cancel().catch(() => undefined);
+        throw new UserError(`${url} is larger than a skill may be (${MAX_SKILL_BYTES / 1024 / 1024} MB).`, SOURCE_HINT);
+      }
+      chunks.push(chunk);
+    }
+    const name = basename(new URL(url).pathname);
+    const file = join(download, ARCHIVE.test(name) ? name : 'skill.tar.gz');
+    await writeFile(file, Buffer.concat(chunks), { mode: 0o600 });
+    const local = await unpackArchive(file);
+    return { ...local, label: url };
+  } finally {
+    await removeQuietly(download);
+  }
 }
 
 async function unpackArchive(file: string): Promise<LocalSource> {

@@ -28,6 +28,22 @@ const SKIPPED_DIRS = new Set(['.git', 'node_modules']);
 const FRONTMATTER_HINT =
   'SKILL.md must start with a frontmatter block:\n---\nname: my-skill\ndescription: What it does and when to use it.\n---';
 
+/** Whether `name` can be a skill's folder name (and be used after `$`). */
+export function isSkillName(name: string): boolean {
+  return SKILL_NAME.test(name) && !name.includes('..');
+}
+
+/** The skill is installed already and `force` was not given. */
+export class SkillExistsError extends UserError {
+  constructor(
+    readonly skillName: string,
+    target: string,
+  ) {
+    super(`A skill named "${skillName}" is already installed at ${target}.`, 'Pass --force to replace it.');
+    this.name = 'SkillExistsError';
+  }
+}
+
 export interface InstallOptions extends FetchOptions {
   workspace: string;
   /** Replace an installed skill of the same name. */
@@ -68,7 +84,7 @@ async function installFrom(local: LocalSource, options: InstallOptions): Promise
   if (!parsed.ok) throw new UserError(`Invalid SKILL.md in ${shownFile}: ${parsed.error}`, FRONTMATTER_HINT);
   const manifest = parsed.manifest;
   const name = skillName(manifest.declaredName, root === local.dir ? local.fallbackName : lastSegment(root));
-  if (!SKILL_NAME.test(name) || name.includes('..')) {
+  if (!isSkillName(name)) {
     throw new UserError(
       `"${name}" cannot be a skill name.`,
       'Use letters, digits, "-", "_" or "." (at most 64), starting with a letter or digit, in the frontmatter name.',
@@ -82,9 +98,7 @@ async function installFrom(local: LocalSource, options: InstallOptions): Promise
   const target = join(options.workspace, 'skills', name);
   const rel = `skills/${name}`;
   const exists = wfs.lstatSync(rel) !== undefined;
-  if (exists && !options.force) {
-    throw new UserError(`A skill named "${name}" is already installed at ${target}.`, 'Pass --force to replace it.');
-  }
+  if (exists && !options.force) throw new SkillExistsError(name, target);
 
   wfs.mkdirSync('skills');
   const token = randomBytes(4).toString('hex');

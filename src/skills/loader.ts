@@ -13,7 +13,7 @@ import type { LoadedConfig } from '../config/load.js';
 import { WorkspaceFs, WorkspaceFsError } from '../security/workspace-fs.js';
 import { parseSkill, SKILL_FILE, type SkillManifest } from './frontmatter.js';
 import { activeSkillsSection, invokedSkillsBlock, skillsListingSection } from './prompt.js';
-import { type RequirementContext, unmetRequirements } from './requirements.js';
+import { findExecutable, type RequirementContext, unmetRequirements } from './requirements.js';
 
 export type SkillSource = 'workspace' | 'builtin';
 export type SkillStatus = 'available' | 'unavailable' | 'disabled' | 'invalid';
@@ -99,6 +99,17 @@ export class SkillsLoader {
     return readSkillFile(skillRoot(dirname(skill.dir)), basename(skill.dir));
   }
 
+  /** The binaries and environment variables the skill needs that are not there (the WebUI's requirements panel). */
+  missingRequirements(skill: Skill): { bins: string[]; env: string[] } {
+    const requires = skill.manifest?.requires;
+    if (!requires) return { bins: [], env: [] };
+    const { searchPath, platform, env } = this.requirementContext;
+    const onPath = (bin: string) => findExecutable(bin, searchPath, platform) !== undefined;
+    const bins = requires.bins.filter((bin) => !onPath(bin));
+    if (requires.anyBins.length > 0 && !requires.anyBins.some(onPath)) bins.push(...requires.anyBins);
+    return { bins, env: requires.env.filter((name) => !env[name]) };
+  }
+
   get(name: string): Skill | undefined {
     return this.list().find((skill) => skill.name === name);
   }
@@ -173,12 +184,18 @@ export class SkillsLoader {
 }
 
 /** The loader for a config: its disabled skills, and binaries looked up on the PATH `exec` commands get. */
-export function skillsLoaderFor(loaded: LoadedConfig, env: NodeJS.ProcessEnv, builtinDir: string): SkillsLoader {
+export function skillsLoaderFor(
+  loaded: LoadedConfig,
+  env: NodeJS.ProcessEnv,
+  builtinDir: string,
+  /** Judge disabled skills by their requirements too (the WebUI shows availability and the switch apart). */
+  options: { ignoreDisabled?: boolean } = {},
+): SkillsLoader {
   const { pathPrepend, pathAppend, allowedEnvKeys } = loaded.config.tools.exec;
   return new SkillsLoader({
     workspace: loaded.workspace,
     builtinDir,
-    disabled: loaded.config.agents.defaults.disabledSkills,
+    disabled: options.ignoreDisabled ? [] : loaded.config.agents.defaults.disabledSkills,
     env,
     searchPath: [pathPrepend, env.PATH ?? '', pathAppend].filter(Boolean).join(delimiter),
     commandEnvKeys: [...COMMAND_ENV_KEYS, ...allowedEnvKeys],

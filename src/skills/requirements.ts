@@ -66,3 +66,9 @@ function isExecutableFile(path: string, platform: NodeJS.Platform): boolean {
     return false;
   }
 }
+
+/** A command as a launcher would take it: a path with a slash is checked as is, a bare name searched on the path. */
+export function commandAvailable(command: string, searchPath: string, platform: NodeJS.Platform): boolean {
+  if (command.includes('/') || command.includes('\\')) return isExecutableFile(command, platform);
+  return findExecutable(command, searchPath, platform) !== undefined;
+}

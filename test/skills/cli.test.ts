@@ -1,5 +1,8 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { create } from 'tar';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BUILTIN_SKILLS } from '../../src/util/paths.js';
 import { editConfig, runCli, tempHome, withoutFirstRunNote } from '../cli/cli-helpers.js';
@@ -15,6 +18,32 @@ afterEach(async () => {
 const workspaceOf = (home: string) => join(home, '.nanobot', 'workspace');
 
 describe('nanobot skills', () => {
+  it('installs an archive URL only where tools.ssrfWhitelist allows the address', async () => {
+    const home = tempHome();
+    expect((await runCli(['onboard'], home)).code).toBe(0);
+    const root = tempDir('nb-url-src-');
+    writeSkill(root, 'url-notes', skillText('name: url-notes\ndescription: From a URL.'));
+    const archive = join(tempDir('nb-url-tgz-'), 'notes.tar.gz');
+    await create({ gzip: true, file: archive, cwd: root }, ['url-notes']);
+    const server = createServer((_req, res) => res.end(readFileSync(archive)));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/notes.tar.gz`;
+      const refused = await runCli(['skills', 'install', url], home);
+      expect(refused.code).toBe(1);
+      expect(withoutFirstRunNote(refused.stderr)).toContain(`Cannot download ${url}`);
+      editConfig(home, (c) => {
+        (c.tools as Record<string, unknown>).ssrfWhitelist = ['127.0.0.1/32'];
+      });
+      const result = await runCli(['skills', 'install', url], home);
+      expect(result.stderr).toBe('');
+      expect(result.stdout).toContain('Installed skill "url-notes"');
+      expect(existsSync(join(workspaceOf(home), 'skills', 'url-notes', 'SKILL.md'))).toBe(true);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('lists built-in and workspace skills with why some cannot be used, and a clear error for a broken one', async () => {
     const home = tempHome();
     expect((await runCli(['onboard'], home)).code).toBe(0);

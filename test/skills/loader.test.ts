@@ -156,7 +156,7 @@ describe('SkillsLoader', () => {
       'oc-yaml': 'unavailable: missing env: OC_TOKEN',
     });
     const ocJson = loader().get('oc-json');
-    expect(ocJson?.manifest?.install).toEqual([{ command: 'brew install jq' }]);
+    expect(ocJson?.manifest?.install).toEqual([{ command: 'brew install jq', id: 'brew', kind: 'brew' }]);
     expect(status(loader({ searchPath: fakeBins('jq', 'podman'), env: { OC_TOKEN: 't' } }))).toEqual({
       clawhub: 'available',
       'oc-json': 'available',

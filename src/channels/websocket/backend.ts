@@ -6,6 +6,7 @@ import { basename } from 'node:path';
 import { listCronJobs } from '../../cron/service.js';
 import type { CronJob, CronSchedule } from '../../cron/types.js';
 import type { GatewayContext, GatewayService } from '../../gateway/lifecycle.js';
+import type { McpManager } from '../../mcp/manager.js';
 import { estimateTextTokens } from '../../memory/tokens.js';
 import type { Session, SessionStore } from '../../session/types.js';
 import { type ConfigAccess, configAccess } from '../../webui/config-access.js';
@@ -30,7 +31,13 @@ export interface WebUiBackend {
   runStartedAt?(sessionKey: string): number | undefined;
   /** The live config, and changes to its file (the settings API, src/webui/). */
   config?(): ConfigAccess;
+  // --- MCP (src/webui/mcp-presets.ts) ---
+  /** The running agent's MCP servers (live state, tool names, retry); undefined when none are configured. */
+  mcp?(): McpRuntime | undefined;
 }
+
+/** What the WebUI's MCP settings read from the running agent's MCP servers. */
+export type McpRuntime = Pick<McpManager, 'status' | 'toolNames' | 'retry'>;
 
 /** Something with a name and a state, e.g. a Channel. */
 export interface NamedStatus {
@@ -62,6 +69,8 @@ export function gatewayBackend(context: GatewayContext, channels: () => readonly
         .loop.commands.list()
         .map(({ name, description, usage }) => ({ name, description, ...(usage ? { usage } : {}) })),
     config: () => settingsConfig,
+    // --- MCP (src/webui/mcp-presets.ts) ---
+    mcp: () => context.agent().mcp,
     workspaceScope: () => {
       const { workspace, config } = context.loaded();
       return workspaceScopeOf(workspace, config.tools.restrictToWorkspace);

@@ -22,9 +22,6 @@ export const UNSUPPORTED_ACTIONS: readonly string[] = [
   'automation.delete',
   'automation.run',
   'automation.update',
-  'skill.install',
-  'skill.update',
-  'skill.delete',
   'workspace.pick_folder',
   'settings.agent.update',
   'settings.model_configuration.create',
@@ -56,18 +53,6 @@ export const UNSUPPORTED_ACTIONS: readonly string[] = [
   'settings.channel.connect.cancel',
   'settings.pairing.approve',
   'settings.pairing.deny',
-  'settings.mcp.enable',
-  'settings.mcp.disable',
-  'settings.mcp.remove',
-  'settings.mcp.test',
-  'settings.mcp.reconnect',
-  'settings.mcp.custom',
-  'settings.mcp.import',
-  'settings.mcp.import_cursor',
-  'settings.mcp.tools',
-  'settings.mcp.oauth_start',
-  'settings.mcp.oauth_complete',
-  'settings.mcp.oauth_cancel',
 ];
 const UNSUPPORTED = new Set(UNSUPPORTED_ACTIONS);
 

@@ -49,9 +49,12 @@ export async function runSkills(
     }
     case 'install': {
       const { installSkill } = await import('../../skills/install.js');
+      const { createNetworkPolicy } = await import('../../security/network.js');
       const report = await installSkill(args[0] ?? '', {
         workspace: loaded.workspace,
         env,
+        // Archive URLs are downloaded under the same rules as web_fetch (tools.ssrfWhitelist).
+        network: createNetworkPolicy({ whitelist: loaded.config.tools.ssrfWhitelist }),
         ...(env.HOME ? { home: env.HOME } : {}),
         ...(opts.force ? { force: true } : {}),
       });
