@@ -1,6 +1,8 @@
 import { useCallback, useEffect, useState } from 'react';
 import { Api, ApiError, type Bootstrap, fetchBootstrap, forgetToken, saveToken, socketUrl, takeToken } from './api.js';
 import { TokenScreen } from './components/TokenScreen.js';
+import type { MessageKey, Params } from './i18n/core.js';
+import { useI18n } from './i18n/react.js';
 import { Workspace } from './Workspace.js';
 
 type Theme = 'light' | 'dark';
@@ -13,10 +15,12 @@ function initialTheme(): Theme {
 
 /** Bootstraps (with the token, when there is one), then shows the chat (or asks for a token). */
 export function App() {
+  const { t } = useI18n();
   const [api, setApi] = useState<Api | null>(null);
   const [secret, setSecret] = useState('');
   const [expiresIn, setExpiresIn] = useState(0);
-  const [problem, setProblem] = useState<string | null>(null);
+  // Kept as a message key, so it follows a change of language.
+  const [problem, setProblem] = useState<{ key: MessageKey; params?: Params } | null>(null);
   const [checking, setChecking] = useState(true);
   const [theme, setTheme] = useState<Theme>(initialTheme);
 
@@ -37,9 +41,9 @@ export function App() {
     } catch (err) {
       if (err instanceof ApiError && (err.status === 401 || err.status === 403)) {
         forgetToken();
-        setProblem(token ? 'That token was not accepted.' : null);
+        setProblem(token ? { key: 'app.tokenRejected' } : null);
       } else {
-        setProblem(`Cannot reach the gateway: ${(err as Error).message}`);
+        setProblem({ key: 'app.unreachable', params: { error: (err as Error).message } });
       }
     } finally {
       setChecking(false);
@@ -66,7 +70,10 @@ export function App() {
   }, [api, expiresIn, rebootstrap]);
 
   if (checking) return <div className="splash" aria-busy="true" />;
-  if (!api) return <TokenScreen problem={problem} onToken={(token) => void tryToken(token)} />;
+  if (!api)
+    return (
+      <TokenScreen problem={problem && t(problem.key, problem.params)} onToken={(token) => void tryToken(token)} />
+    );
   return (
     <Workspace
       api={api}
