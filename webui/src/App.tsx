@@ -1,7 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { Api, ApiError, type Bootstrap, fetchBootstrap, forgetToken, saveToken, socketUrl, takeToken } from './api.js';
 import { TokenScreen } from './components/TokenScreen.js';
-import type { MessageKey, Params } from './i18n/core.js';
 import { useI18n } from './i18n/react.js';
 import { Workspace } from './Workspace.js';
 
@@ -19,8 +18,8 @@ export function App() {
   const [api, setApi] = useState<Api | null>(null);
   const [secret, setSecret] = useState('');
   const [expiresIn, setExpiresIn] = useState(0);
-  // Kept as a message key, so it follows a change of language.
-  const [problem, setProblem] = useState<{ key: MessageKey; params?: Params } | null>(null);
+  // Kept as what went wrong (not as words), so it follows a change of language.
+  const [problem, setProblem] = useState<{ kind: 'rejected' } | { kind: 'unreachable'; error: string } | null>(null);
   const [checking, setChecking] = useState(true);
   const [theme, setTheme] = useState<Theme>(initialTheme);
 
@@ -41,9 +40,9 @@ export function App() {
     } catch (err) {
       if (err instanceof ApiError && (err.status === 401 || err.status === 403)) {
         forgetToken();
-        setProblem(token ? { key: 'app.tokenRejected' } : null);
+        setProblem(token ? { kind: 'rejected' } : null);
       } else {
-        setProblem({ key: 'app.unreachable', params: { error: (err as Error).message } });
+        setProblem({ kind: 'unreachable', error: (err as Error).message });
       }
     } finally {
       setChecking(false);
@@ -69,11 +68,15 @@ export function App() {
     return () => clearInterval(timer);
   }, [api, expiresIn, rebootstrap]);
 
+  const problemText =
+    problem?.kind === 'rejected'
+      ? t('app.tokenRejected')
+      : problem?.kind === 'unreachable'
+        ? t('app.unreachable', { error: problem.error })
+        : null;
+
   if (checking) return <div className="splash" aria-busy="true" />;
-  if (!api)
-    return (
-      <TokenScreen problem={problem && t(problem.key, problem.params)} onToken={(token) => void tryToken(token)} />
-    );
+  if (!api) return <TokenScreen problem={problemText} onToken={(token) => void tryToken(token)} />;
   return (
     <Workspace
       api={api}
