@@ -36,7 +36,7 @@ export default {
   'sidebar.deleteChat': '{title} を削除',
   'sidebar.confirmDelete': '「{title}」を削除しますか？この操作は元に戻せません。',
 
-  'chat.welcome': 'どんなご用件でしょう？',
+  'chat.welcome': 'お手伝いできることはありますか？',
   'chat.suggestCapabilities': '何ができるの？',
   'chat.suggestNotes': '今日のメモを要約して',
   'chat.suggestReminder': '1時間ごとにストレッチするよう知らせて',
