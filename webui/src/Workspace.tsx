@@ -58,6 +58,19 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
   }, []);
   const [drawer, setDrawer] = useState(false);
   const [statusOpen, setStatusOpen] = useState(false);
+  const menuButton = useRef<HTMLButtonElement>(null);
+  const statusButton = useRef<HTMLButtonElement>(null);
+  // Keyboard users: when the phone drawer closes (Escape, the scrim, a chat picked), focus goes back to the menu
+  // button instead of being lost on a hidden element.
+  const drawerWasOpen = useRef(false);
+  useEffect(() => {
+    if (drawerWasOpen.current && !drawer && menuButton.current?.checkVisibility()) menuButton.current.focus();
+    drawerWasOpen.current = drawer;
+  }, [drawer]);
+  const closeStatus = useCallback(() => {
+    setStatusOpen(false);
+    statusButton.current?.focus();
+  }, []);
   const [turnsEnded, setTurnsEnded] = useState(0);
   const [prefill, setPrefill] = useState<{ text: string; at: number } | undefined>();
   const socket = useRef<ChatSocket | null>(null);
@@ -258,9 +271,11 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
         onDelete={remove}
         onClose={() => setDrawer(false)}
       />
-      <main className="main">
+      {/* While the phone drawer is open the page behind it is out of reach (the drawer is modal there). */}
+      <main className="main" inert={drawer}>
         <header className="topbar">
           <button
+            ref={menuButton}
             type="button"
             className="icon-button menu"
             aria-label={t('topbar.openChats')}
@@ -282,6 +297,7 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
             <Icon name={theme === 'dark' ? 'sun' : 'moon'} />
           </button>
           <button
+            ref={statusButton}
             type="button"
             className="icon-button"
             aria-label={t('topbar.status')}
@@ -308,9 +324,7 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
           prefill={prefill}
         />
       </main>
-      {statusOpen && (
-        <StatusPanel api={api} chatId={active} version={turnsEnded} onClose={() => setStatusOpen(false)} />
-      )}
+      {statusOpen && <StatusPanel api={api} chatId={active} version={turnsEnded} onClose={closeStatus} />}
     </div>
   );
 }

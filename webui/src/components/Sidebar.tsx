@@ -1,4 +1,4 @@
-import { type FormEvent, useEffect, useState } from 'react';
+import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { useI18n } from '../i18n/react.js';
 import { Icon } from './Icon.js';
 import { LanguagePicker } from './LanguagePicker.js';
@@ -25,9 +25,12 @@ export interface SidebarProps {
 export function Sidebar(props: SidebarProps) {
   const { sessions, active, open, onClose } = props;
   const { t } = useI18n();
-  // Escape closes the drawer.
+  const drawer = useRef<HTMLElement>(null);
+  // Escape closes the drawer; opening it puts the keyboard's focus on it (on the drawer itself, not its first button:
+  // the Enter that opened it would otherwise also press that button).
   useEffect(() => {
     if (!open) return;
+    drawer.current?.focus();
     const onKey = (event: KeyboardEvent) => event.key === 'Escape' && onClose();
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
@@ -35,7 +38,7 @@ export function Sidebar(props: SidebarProps) {
   return (
     <>
       {open && <button type="button" className="scrim" aria-label={t('sidebar.close')} onClick={onClose} />}
-      <nav className={`sidebar${open ? ' open' : ''}`} aria-label={t('sidebar.label')}>
+      <nav ref={drawer} tabIndex={-1} className={`sidebar${open ? ' open' : ''}`} aria-label={t('sidebar.label')}>
         <div className="sidebar-head">
           <span className="brand">
             <Icon name="bot" className="brand-icon" /> nanobot

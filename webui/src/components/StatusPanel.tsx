@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { StatusReport } from '../../../src/channels/websocket/frames.js';
 import type { Api } from '../api.js';
 import { type Translator, useI18n } from '../i18n/react.js';
@@ -17,6 +17,10 @@ export function StatusPanel({
 }) {
   const { t, number, dateTime } = useI18n();
   const [status, setStatus] = useState<StatusReport | null>(null);
+  const panel = useRef<HTMLElement>(null);
+  // Opened from the keyboard, the panel takes the focus (on a phone it covers the page); the panel itself, so the
+  // Enter that opened it does not also press its close button.
+  useEffect(() => panel.current?.focus(), []);
   const [error, setError] = useState<string | null>(null);
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: `version` changes when a turn ends; the numbers moved.
@@ -38,7 +42,7 @@ export function StatusPanel({
 
   const share = status?.context ? Math.min(100, Math.round((status.context.used / status.context.window) * 100)) : 0;
   return (
-    <aside className="status-panel" aria-label={t('status.title')} data-testid="status-panel">
+    <aside ref={panel} tabIndex={-1} className="status-panel" aria-label={t('status.title')} data-testid="status-panel">
       <div className="panel-head">
         <h2>{t('status.title')}</h2>
         <button type="button" className="icon-button" aria-label={t('status.close')} onClick={onClose}>
