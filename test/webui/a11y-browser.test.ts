@@ -125,6 +125,33 @@ describe.skipIf(!hasChromium)('WebUI accessibility in Chromium', () => {
     await context.close();
   }, 120_000);
 
+  it('the token screen has no serious faults in either theme, at desktop and phone size', async () => {
+    const guarded = await startWebUiGateway([], { token: 'configured-token-0123456789' });
+    try {
+      const found: string[] = [];
+      for (const colorScheme of ['light', 'dark'] as const) {
+        for (const viewport of [DESKTOP, PHONE]) {
+          const context = await browser.newContext({ locale: 'en-US', viewport, colorScheme });
+          const page = await context.newPage();
+          page.setDefaultTimeout(30_000);
+          await page.goto(`${guarded.url}/`);
+          await page.getByLabel('Token').fill('not-the-token');
+          await page.getByRole('button', { name: 'Connect' }).click();
+          await page.getByRole('alert').waitFor();
+          expect(await page.locator('html').getAttribute('data-theme')).toBe(colorScheme);
+          found.push(...(await faults(page, `token screen, ${colorScheme}, ${viewport.width}px`)));
+          if (viewport === PHONE) {
+            await page.screenshot({ path: join(ARTIFACTS, `webui-a11y-token-${colorScheme}-phone.png`) });
+          }
+          await context.close();
+        }
+      }
+      expect(found).toEqual([]);
+    } finally {
+      await guarded.close();
+    }
+  }, 60_000);
+
   it('every Tab stop is on screen and shows a focus ring, at desktop and phone size', async () => {
     const context = await browser.newContext({ locale: 'en-US', viewport: DESKTOP });
     const page = await openWebUi(context, run.url, run.token);
