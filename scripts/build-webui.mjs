@@ -42,6 +42,10 @@ export async function buildWebUi(target) {
   if (!existsSync(join(cached, 'index.html'))) {
     const staging = `${cached}.tmp-${process.pid}`;
     const [{ build }, { default: react }] = await Promise.all([import('vite'), import('@vitejs/plugin-react')]);
+    // Vite and the React plugin read NODE_ENV itself (not `mode`) to choose the JSX transform: under vitest's
+    // NODE_ENV=test they emitted jsxDEV calls, which production React does not have (a blank page).
+    const callerEnv = process.env.NODE_ENV;
+    process.env.NODE_ENV = 'production';
     await build({
       root: webuiDir,
       base: './',
@@ -53,6 +57,9 @@ export async function buildWebUi(target) {
       plugins: [react()],
       logLevel: 'warn',
       build: { outDir: staging, emptyOutDir: true, target: 'es2022', chunkSizeWarningLimit: 1024 },
+    }).finally(() => {
+      if (callerEnv === undefined) delete process.env.NODE_ENV;
+      else process.env.NODE_ENV = callerEnv;
     });
     try {
       renameSync(staging, cached);

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import { Api, ApiError, type Bootstrap, fetchBootstrap, forgetToken, saveToken, socketUrl, takeToken } from './api.js';
 import { TokenScreen } from './components/TokenScreen.js';
+import { useI18n } from './i18n/react.js';
 import { Workspace } from './Workspace.js';
 
 type Theme = 'light' | 'dark';
@@ -13,10 +14,12 @@ function initialTheme(): Theme {
 
 /** Bootstraps (with the token, when there is one), then shows the chat (or asks for a token). */
 export function App() {
+  const { t } = useI18n();
   const [api, setApi] = useState<Api | null>(null);
   const [secret, setSecret] = useState('');
   const [expiresIn, setExpiresIn] = useState(0);
-  const [problem, setProblem] = useState<string | null>(null);
+  // Kept as what went wrong (not as words), so it follows a change of language.
+  const [problem, setProblem] = useState<{ kind: 'rejected' } | { kind: 'unreachable'; error: string } | null>(null);
   const [checking, setChecking] = useState(true);
   const [theme, setTheme] = useState<Theme>(initialTheme);
 
@@ -37,9 +40,9 @@ export function App() {
     } catch (err) {
       if (err instanceof ApiError && (err.status === 401 || err.status === 403)) {
         forgetToken();
-        setProblem(token ? 'That token was not accepted.' : null);
+        setProblem(token ? { kind: 'rejected' } : null);
       } else {
-        setProblem(`Cannot reach the gateway: ${(err as Error).message}`);
+        setProblem({ kind: 'unreachable', error: (err as Error).message });
       }
     } finally {
       setChecking(false);
@@ -65,8 +68,15 @@ export function App() {
     return () => clearInterval(timer);
   }, [api, expiresIn, rebootstrap]);
 
+  const problemText =
+    problem?.kind === 'rejected'
+      ? t('app.tokenRejected')
+      : problem?.kind === 'unreachable'
+        ? t('app.unreachable', { error: problem.error })
+        : null;
+
   if (checking) return <div className="splash" aria-busy="true" />;
-  if (!api) return <TokenScreen problem={problem} onToken={(token) => void tryToken(token)} />;
+  if (!api) return <TokenScreen problem={problemText} onToken={(token) => void tryToken(token)} />;
   return (
     <Workspace
       api={api}

@@ -11,6 +11,7 @@ import { Composer } from './components/Composer.js';
 import { Icon } from './components/Icon.js';
 import { type ChatRow, Sidebar } from './components/Sidebar.js';
 import { StatusPanel } from './components/StatusPanel.js';
+import { useI18n } from './i18n/react.js';
 import { ChatSocket, type ConnectionState } from './socket.js';
 import { addUserMessage, applyFrame, type ChatState, emptyChat, fromThread } from './state.js';
 
@@ -18,12 +19,12 @@ const ACTIVE_KEY = 'nanobot.chat';
 const KEY_PREFIX = 'websocket:';
 
 /** nanobot's rows → the list: a rename (the sidebar state's title override) wins, then the title, then the preview. */
-function chatRows(rows: SessionListRow[], sidebar: SidebarStateView | null): ChatRow[] {
+function chatRows(rows: SessionListRow[], sidebar: SidebarStateView | null, untitled: string): ChatRow[] {
   return rows
     .filter((row) => row.key.startsWith(KEY_PREFIX))
     .map((row) => ({
       chat_id: row.key.slice(KEY_PREFIX.length),
-      title: sidebar?.title_overrides[row.key] || row.title || row.preview || 'New chat',
+      title: sidebar?.title_overrides[row.key] || row.title || row.preview || untitled,
       updated_at: row.updated_at ?? '',
     }));
 }
@@ -37,15 +38,16 @@ export interface WorkspaceProps {
 }
 
 export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspaceProps) {
+  const { t, tx } = useI18n();
   const [chats, setChats] = useState<Record<string, ChatState>>({});
   const [active, setActive] = useState<string | null>(null);
   const [rows, setRows] = useState<SessionListRow[]>([]);
   const [sidebar, setSidebar] = useState<SidebarStateView | null>(null);
   const [pending, setPending] = useState<ChatRow[]>([]);
   const sessions = useMemo(() => {
-    const listed = chatRows(rows, sidebar);
+    const listed = chatRows(rows, sidebar, t('sidebar.newChat'));
     return [...pending.filter((p) => !listed.some((row) => row.chat_id === p.chat_id)), ...listed];
-  }, [rows, sidebar, pending]);
+  }, [rows, sidebar, pending, t]);
   const [connection, setConnection] = useState<ConnectionState>('connecting');
   // Set once the connection drops, until it is back: retries pass through 'connecting' and must not hide the banner.
   const [lost, setLost] = useState(false);
@@ -56,6 +58,19 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
   }, []);
   const [drawer, setDrawer] = useState(false);
   const [statusOpen, setStatusOpen] = useState(false);
+  const menuButton = useRef<HTMLButtonElement>(null);
+  const statusButton = useRef<HTMLButtonElement>(null);
+  // Keyboard users: when the phone drawer closes (Escape, the scrim, a chat picked), focus goes back to the menu
+  // button instead of being lost on a hidden element.
+  const drawerWasOpen = useRef(false);
+  useEffect(() => {
+    if (drawerWasOpen.current && !drawer && menuButton.current?.checkVisibility()) menuButton.current.focus();
+    drawerWasOpen.current = drawer;
+  }, [drawer]);
+  const closeStatus = useCallback(() => {
+    setStatusOpen(false);
+    statusButton.current?.focus();
+  }, []);
   const [turnsEnded, setTurnsEnded] = useState(0);
   const [prefill, setPrefill] = useState<{ text: string; at: number } | undefined>();
   const socket = useRef<ChatSocket | null>(null);
@@ -166,13 +181,13 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
 
   const send = async (text: string, files: File[]) => {
     const chatId = active;
-    if (!chatId || !socket.current) throw new Error('Not connected yet.');
+    if (!chatId || !socket.current) throw new Error(t('app.notConnected'));
     const uploads: UploadResult[] = [];
     for (const file of files) {
       try {
         uploads.push(await api.upload(file));
       } catch (err) {
-        throw new Error(`Could not upload ${file.name}: ${(err as Error).message}`);
+        throw new Error(t('app.uploadFailed', { name: file.name, error: (err as Error).message }));
       }
     }
     socket.current.send({
@@ -192,7 +207,7 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
       ),
     }));
     if (!sessions.some((row) => row.chat_id === chatId)) {
-      const title = text.slice(0, 60) || uploads[0]?.name || 'New chat';
+      const title = text.slice(0, 60) || uploads[0]?.name || t('sidebar.newChat');
       setPending((list) => [{ chat_id: chatId, title, updated_at: new Date().toISOString() }, ...list]);
     }
   };
@@ -211,7 +226,7 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
 
   /** A rename is a title override in nanobot's sidebar state (the session itself is not touched). */
   const rename = async (chatId: string, title: string) => {
-    if (!socket.current) throw new Error('Not connected yet.');
+    if (!socket.current) throw new Error(t('app.notConnected'));
     const current = sidebar ?? (await api.sidebarState());
     const key = sessionKeyOf(chatId);
     const titles = { ...current.title_overrides };
@@ -224,7 +239,7 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
   };
 
   const remove = async (chatId: string) => {
-    if (!socket.current) throw new Error('Not connected yet.');
+    if (!socket.current) throw new Error(t('app.notConnected'));
     await socket.current.request('session.delete', { key: sessionKeyOf(chatId) });
     setPending((list) => list.filter((row) => row.chat_id !== chatId));
     setChats(({ [chatId]: _gone, ...rest }) => rest);
@@ -233,7 +248,16 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
   };
 
   const chat = (active && chats[active]) || emptyChat;
-  const title = useMemo(() => sessions.find((row) => row.chat_id === active)?.title ?? 'New chat', [sessions, active]);
+  const title = useMemo(
+    () => sessions.find((row) => row.chat_id === active)?.title ?? t('sidebar.newChat'),
+    [sessions, active, t],
+  );
+  const connectionLabel =
+    connection === 'open'
+      ? t('connection.open')
+      : connection === 'connecting'
+        ? t('connection.connecting')
+        : t('connection.closed');
 
   return (
     <div className="app">
@@ -247,12 +271,14 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
         onDelete={remove}
         onClose={() => setDrawer(false)}
       />
-      <main className="main">
+      {/* While the phone drawer is open the page behind it is out of reach (the drawer is modal there). */}
+      <main className="main" inert={drawer}>
         <header className="topbar">
           <button
+            ref={menuButton}
             type="button"
             className="icon-button menu"
-            aria-label="Open the chat list"
+            aria-label={t('topbar.openChats')}
             onClick={() => setDrawer(true)}
           >
             <svg viewBox="0 0 24 24" aria-hidden="true">
@@ -260,27 +286,23 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
             </svg>
           </button>
           <h2 className="chat-title">{title}</h2>
-          <span
-            className={`conn ${connection}`}
-            role="status"
-            aria-label={`Connection ${connection}`}
-            title={connection}
-          />
+          <span className={`conn ${connection}`} role="status" aria-label={connectionLabel} title={connectionLabel} />
           <button
             type="button"
             className="icon-button"
-            aria-label={theme === 'dark' ? 'Use the light theme' : 'Use the dark theme'}
-            title="Toggle theme"
+            aria-label={theme === 'dark' ? t('topbar.useLight') : t('topbar.useDark')}
+            title={theme === 'dark' ? t('topbar.useLight') : t('topbar.useDark')}
             onClick={onToggleTheme}
           >
             <Icon name={theme === 'dark' ? 'sun' : 'moon'} />
           </button>
           <button
+            ref={statusButton}
             type="button"
             className="icon-button"
-            aria-label="Status"
+            aria-label={t('topbar.status')}
             aria-expanded={statusOpen}
-            title="Status"
+            title={t('topbar.status')}
             onClick={() => setStatusOpen(!statusOpen)}
           >
             <svg viewBox="0 0 24 24" aria-hidden="true">
@@ -290,8 +312,7 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
         </header>
         {lost && (
           <div className="conn-banner" role="alert" data-testid="connection-banner">
-            Lost the connection to the nanobot gateway; reconnecting… If it stopped, start it again with{' '}
-            <code>nanobot gateway</code>.
+            {tx('connection.lost', { command: <code>nanobot gateway</code> })}
           </div>
         )}
         <ChatView chat={chat} onSuggest={(text) => setPrefill({ text, at: Date.now() })} />
@@ -303,9 +324,7 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
           prefill={prefill}
         />
       </main>
-      {statusOpen && (
-        <StatusPanel api={api} chatId={active} version={turnsEnded} onClose={() => setStatusOpen(false)} />
-      )}
+      {statusOpen && <StatusPanel api={api} chatId={active} version={turnsEnded} onClose={closeStatus} />}
     </div>
   );
 }

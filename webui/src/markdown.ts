@@ -22,6 +22,7 @@ import typescript from 'highlight.js/lib/languages/typescript';
 import xml from 'highlight.js/lib/languages/xml';
 import yaml from 'highlight.js/lib/languages/yaml';
 import { Marked, type Tokens } from 'marked';
+import { translate as t } from './i18n/core.js';
 
 const languages = {
   bash,
@@ -69,7 +70,8 @@ const marked = new Marked({
       const body = known ? hljs.highlight(text, { language: known, ignoreIllegals: true }).value : escapeHtml(text);
       return (
         `<div class="code-block"><div class="code-head"><span>${escapeHtml(language || 'text')}</span>` +
-        `<button type="button" class="copy-code" aria-label="Copy code">Copy</button></div>` +
+        `<button type="button" class="copy-code" aria-label="${escapeHtml(t('chat.copyCode'))}">` +
+        `${escapeHtml(t('chat.copy'))}</button></div>` +
         `<pre><code class="hljs${known ? ` language-${known}` : ''}">${body}</code></pre></div>`
       );
     },
@@ -101,8 +103,8 @@ export async function copyCodeFrom(button: HTMLElement): Promise<void> {
     document.execCommand('copy');
     area.remove();
   }
-  button.textContent = 'Copied';
+  button.textContent = t('chat.copied');
   setTimeout(() => {
-    button.textContent = 'Copy';
+    button.textContent = t('chat.copy');
   }, 1500);
 }

@@ -3,6 +3,7 @@
  * connection asks `url()` for its address: a fresh bootstrap, since a WebSocket token opens one connection.
  */
 import type { ClientEnvelope, ServerFrame } from '../../src/channels/websocket/frames.js';
+import { translate as t } from './i18n/core.js';
 
 export type ConnectionState = 'connecting' | 'open' | 'closed';
 
@@ -92,7 +93,7 @@ export class ChatSocket {
     };
     ws.onclose = () => {
       // A request sent on this connection gets no answer now; the caller can try again.
-      for (const waiting of this.pending.values()) waiting.reject(new Error('the connection to the gateway dropped'));
+      for (const waiting of this.pending.values()) waiting.reject(new Error(t('app.connectionDropped')));
       this.pending.clear();
       this.retry();
     };

@@ -1,15 +1,17 @@
 import type { MediaUrl } from '../../../src/channels/websocket/frames.js';
+import { useI18n } from '../i18n/react.js';
 import type { Block } from '../state.js';
 import { Icon } from './Icon.js';
 import { Markdown } from './Markdown.js';
 
 /** The model's reasoning: open while it streams, then folded away behind its summary line. */
 export function ReasoningCard({ block }: { block: Extract<Block, { type: 'reasoning' }> }) {
+  const { t } = useI18n();
   return (
     <details className="card reasoning" open={!block.done}>
       <summary>
         <span className={block.done ? 'dot' : 'dot pulse'} aria-hidden="true" />
-        {block.done ? 'Reasoning' : 'Thinking…'}
+        {block.done ? t('chat.reasoning') : t('chat.thinking')}
       </summary>
       <div className="card-body">
         <Markdown text={block.text} />
@@ -20,21 +22,24 @@ export function ReasoningCard({ block }: { block: Extract<Block, { type: 'reason
 
 /** One tool call: its name in the summary; arguments and the result (preview) when opened. */
 export function ToolCard({ block }: { block: Extract<Block, { type: 'tool' }> }) {
+  const { t } = useI18n();
   const state = !block.done ? 'running' : block.isError ? 'failed' : 'done';
+  const stateLabel =
+    state === 'running' ? t('chat.toolRunning') : state === 'failed' ? t('chat.toolFailed') : t('chat.toolDone');
   return (
     <details className={`card tool ${state}`} data-testid="tool-card">
       <summary>
         <Icon name="tool" className="tool-icon" />
         <code className="tool-name">{block.name}</code>
-        <span className="tool-state">{state === 'running' ? 'running…' : state}</span>
+        <span className="tool-state">{stateLabel}</span>
       </summary>
       <div className="card-body">
-        <div className="label">Arguments</div>
-        <pre className="tool-pre">{formatJson(block.args) || '(none)'}</pre>
+        <div className="label">{t('chat.arguments')}</div>
+        <pre className="tool-pre">{formatJson(block.args) || t('chat.none')}</pre>
         {block.result !== undefined && (
           <>
-            <div className="label">Result</div>
-            <pre className="tool-pre">{block.result || '(empty)'}</pre>
+            <div className="label">{t('chat.result')}</div>
+            <pre className="tool-pre">{block.result || t('chat.empty')}</pre>
           </>
         )}
       </div>

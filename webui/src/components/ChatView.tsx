@@ -1,13 +1,13 @@
 import { useEffect, useRef } from 'react';
+import { useI18n } from '../i18n/react.js';
 import { copyCodeFrom } from '../markdown.js';
 import type { ChatState, Item } from '../state.js';
 import { MediaList, ReasoningCard, ToolCard } from './Blocks.js';
 import { Icon } from './Icon.js';
 import { Markdown } from './Markdown.js';
 
-const SUGGESTIONS = ['What can you do?', 'Summarise my notes from today', 'Remind me to stretch every hour'];
-
 export function ChatView({ chat, onSuggest }: { chat: ChatState; onSuggest: (text: string) => void }) {
+  const { t } = useI18n();
   const end = useRef<HTMLDivElement>(null);
   const scroller = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
@@ -34,13 +34,14 @@ export function ChatView({ chat, onSuggest }: { chat: ChatState; onSuggest: (tex
   }, []);
 
   if (chat.items.length === 0) {
+    const suggestions = [t('chat.suggestCapabilities'), t('chat.suggestNotes'), t('chat.suggestReminder')];
     return (
       <div className="chat empty">
         <div className="welcome">
           <Icon name="bot" className="logo" />
-          <h1>How can I help?</h1>
+          <h1>{t('chat.welcome')}</h1>
           <div className="suggestions">
-            {SUGGESTIONS.map((text) => (
+            {suggestions.map((text) => (
               <button key={text} type="button" onClick={() => onSuggest(text)}>
                 {text}
               </button>
@@ -52,13 +53,13 @@ export function ChatView({ chat, onSuggest }: { chat: ChatState; onSuggest: (tex
   }
   return (
     <div className="chat" ref={scroller} onScroll={onScroll}>
-      <div className="thread" role="log" aria-label="Conversation" aria-live="off">
+      <div className="thread" role="log" aria-label={t('chat.conversation')} aria-live="off">
         {chat.items.map((item) => (
           <ItemView key={item.id} item={item} />
         ))}
         {chat.busy && lastIsUser(chat) && (
           <div className="msg assistant">
-            <div className="typing" role="status" aria-label="The agent is working">
+            <div className="typing" role="status" aria-label={t('chat.working')}>
               <span />
               <span />
               <span />
@@ -68,7 +69,7 @@ export function ChatView({ chat, onSuggest }: { chat: ChatState; onSuggest: (tex
         <div ref={end} />
       </div>
       <div className="sr-only" role="status">
-        {chat.busy ? '' : 'Answer complete'}
+        {chat.busy ? '' : t('chat.answerComplete')}
       </div>
     </div>
   );

@@ -1,4 +1,5 @@
 import { type FormEvent, type KeyboardEvent, useEffect, useRef, useState } from 'react';
+import { useI18n } from '../i18n/react.js';
 import { Icon } from './Icon.js';
 
 export interface ComposerProps {
@@ -14,6 +15,7 @@ export interface ComposerProps {
 const MAX_FILES = 10;
 
 export function Composer({ busy, disabled, onSend, onStop, prefill }: ComposerProps) {
+  const { t } = useI18n();
   const [text, setText] = useState('');
   const [files, setFiles] = useState<File[]>([]);
   const [sending, setSending] = useState(false);
@@ -69,14 +71,14 @@ export function Composer({ busy, disabled, onSend, onStop, prefill }: ComposerPr
         </div>
       )}
       {files.length > 0 && (
-        <ul className="pending-files" aria-label="Attachments">
+        <ul className="pending-files" aria-label={t('composer.attachments')}>
           {files.map((file, i) => (
             <li key={`${file.name}-${file.size}-${file.lastModified}`} className="chip">
               <Icon name="file" className="inline-icon" /> {file.name}
               <button
                 type="button"
                 className="chip-remove"
-                aria-label={`Remove ${file.name}`}
+                aria-label={t('composer.removeFile', { name: file.name })}
                 onClick={() => setFiles(files.filter((_, j) => j !== i))}
               >
                 ×
@@ -89,8 +91,8 @@ export function Composer({ busy, disabled, onSend, onStop, prefill }: ComposerPr
         <button
           type="button"
           className="icon-button"
-          aria-label="Attach files"
-          title="Attach files"
+          aria-label={t('composer.attach')}
+          title={t('composer.attach')}
           disabled={disabled}
           onClick={() => picker.current?.click()}
         >
@@ -112,15 +114,15 @@ export function Composer({ busy, disabled, onSend, onStop, prefill }: ComposerPr
           }}
         />
         <label htmlFor="composer-input" className="sr-only">
-          Message
+          {t('composer.message')}
         </label>
         <textarea
           id="composer-input"
           ref={area}
           rows={1}
           value={text}
-          placeholder={disabled ? 'Connecting…' : 'Message nanobot'}
-          title="Enter sends, Shift+Enter starts a new line"
+          placeholder={disabled ? t('composer.connecting') : t('composer.placeholder')}
+          title={t('composer.keys')}
           onChange={(event) => {
             setText(event.target.value);
             resize(event.target);
@@ -128,13 +130,25 @@ export function Composer({ busy, disabled, onSend, onStop, prefill }: ComposerPr
           onKeyDown={onKeyDown}
         />
         {busy ? (
-          <button type="button" className="send stop" aria-label="Stop" title="Stop (/stop)" onClick={onStop}>
+          <button
+            type="button"
+            className="send stop"
+            aria-label={t('composer.stop')}
+            title={t('composer.stopHint')}
+            onClick={onStop}
+          >
             <svg viewBox="0 0 24 24" aria-hidden="true">
               <rect x="7" y="7" width="10" height="10" rx="1.5" />
             </svg>
           </button>
         ) : (
-          <button type="submit" className="send" aria-label="Send" title="Send" disabled={!canSend}>
+          <button
+            type="submit"
+            className="send"
+            aria-label={t('composer.send')}
+            title={t('composer.send')}
+            disabled={!canSend}
+          >
             <svg viewBox="0 0 24 24" aria-hidden="true">
               <path d="M12 19V5M5 12l7-7 7 7" />
             </svg>

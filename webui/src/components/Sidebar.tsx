@@ -1,5 +1,7 @@
-import { type FormEvent, useEffect, useState } from 'react';
+import { type FormEvent, useEffect, useRef, useState } from 'react';
+import { useI18n } from '../i18n/react.js';
 import { Icon } from './Icon.js';
+import { LanguagePicker } from './LanguagePicker.js';
 
 /** A chat in the list: its id, the title shown (a rename, its first message, or "New chat"), when it last moved. */
 export interface ChatRow {
@@ -22,27 +24,31 @@ export interface SidebarProps {
 /** The chats: a column on wide screens, a drawer on phones. */
 export function Sidebar(props: SidebarProps) {
   const { sessions, active, open, onClose } = props;
-  // Escape closes the drawer.
+  const { t } = useI18n();
+  const drawer = useRef<HTMLElement>(null);
+  // Escape closes the drawer; opening it puts the keyboard's focus on it (on the drawer itself, not its first button:
+  // the Enter that opened it would otherwise also press that button).
   useEffect(() => {
     if (!open) return;
+    drawer.current?.focus();
     const onKey = (event: KeyboardEvent) => event.key === 'Escape' && onClose();
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
   }, [open, onClose]);
   return (
     <>
-      {open && <button type="button" className="scrim" aria-label="Close the chat list" onClick={onClose} />}
-      <nav className={`sidebar${open ? ' open' : ''}`} aria-label="Chats">
+      {open && <button type="button" className="scrim" aria-label={t('sidebar.close')} onClick={onClose} />}
+      <nav ref={drawer} tabIndex={-1} className={`sidebar${open ? ' open' : ''}`} aria-label={t('sidebar.label')}>
         <div className="sidebar-head">
           <span className="brand">
             <Icon name="bot" className="brand-icon" /> nanobot
           </span>
           <button type="button" className="new-chat" onClick={props.onNew}>
-            <Icon name="plus" /> New chat
+            <Icon name="plus" /> {t('sidebar.newChat')}
           </button>
         </div>
         <ul className="sessions">
-          {sessions.length === 0 && <li className="sessions-empty">No chats yet</li>}
+          {sessions.length === 0 && <li className="sessions-empty">{t('sidebar.empty')}</li>}
           {sessions.map((row) => (
             <SessionItem
               key={row.chat_id}
@@ -54,6 +60,7 @@ export function Sidebar(props: SidebarProps) {
             />
           ))}
         </ul>
+        <LanguagePicker className="sidebar-language" />
       </nav>
     </>
   );
@@ -65,6 +72,7 @@ interface SessionItemProps extends Pick<SidebarProps, 'onSelect' | 'onRename' | 
 }
 
 function SessionItem({ row, current, onSelect, onRename, onDelete }: SessionItemProps) {
+  const { t, ago } = useI18n();
   const [editing, setEditing] = useState(false);
   const [title, setTitle] = useState(row.title);
   const [error, setError] = useState<string | null>(null);
@@ -80,7 +88,7 @@ function SessionItem({ row, current, onSelect, onRename, onDelete }: SessionItem
     }
   };
   const remove = async () => {
-    if (!window.confirm(`Delete “${row.title}”? This cannot be undone.`)) return;
+    if (!window.confirm(t('sidebar.confirmDelete', { title: row.title }))) return;
     try {
       await onDelete(row.chat_id);
     } catch (err) {
@@ -93,7 +101,7 @@ function SessionItem({ row, current, onSelect, onRename, onDelete }: SessionItem
       <li className="session editing">
         <form onSubmit={saveTitle}>
           <label className="sr-only" htmlFor={`rename-${row.chat_id}`}>
-            New title
+            {t('sidebar.newTitle')}
           </label>
           <input
             id={`rename-${row.chat_id}`}
@@ -105,7 +113,7 @@ function SessionItem({ row, current, onSelect, onRename, onDelete }: SessionItem
             onKeyDown={(event) => event.key === 'Escape' && setEditing(false)}
           />
           <button type="submit" className="save-title">
-            Save
+            {t('sidebar.save')}
           </button>
         </form>
         {error && <div className="session-error">{error}</div>}
@@ -121,14 +129,14 @@ function SessionItem({ row, current, onSelect, onRename, onDelete }: SessionItem
         onClick={() => onSelect(row.chat_id)}
       >
         <span className="session-title">{row.title}</span>
-        <span className="session-meta">{relativeTime(row.updated_at)}</span>
+        <span className="session-meta">{ago(row.updated_at)}</span>
       </button>
       <span className="session-actions">
         <button
           type="button"
           className="icon-button small"
-          aria-label={`Rename ${row.title}`}
-          title="Rename"
+          aria-label={t('sidebar.renameChat', { title: row.title })}
+          title={t('sidebar.rename')}
           onClick={() => {
             setTitle(row.title);
             setEditing(true);
@@ -139,8 +147,8 @@ function SessionItem({ row, current, onSelect, onRename, onDelete }: SessionItem
         <button
           type="button"
           className="icon-button small"
-          aria-label={`Delete ${row.title}`}
-          title="Delete"
+          aria-label={t('sidebar.deleteChat', { title: row.title })}
+          title={t('sidebar.delete')}
           onClick={() => void remove()}
         >
           <Icon name="trash" />
@@ -149,13 +157,4 @@ function SessionItem({ row, current, onSelect, onRename, onDelete }: SessionItem
       {error && <div className="session-error">{error}</div>}
     </li>
   );
-}
-
-function relativeTime(iso: string): string {
-  const seconds = (Date.now() - Date.parse(iso)) / 1000;
-  if (!Number.isFinite(seconds)) return '';
-  if (seconds < 60) return 'just now';
-  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
-  if (seconds < 86_400) return `${Math.floor(seconds / 3600)} h ago`;
-  return new Date(iso).toLocaleDateString();
 }

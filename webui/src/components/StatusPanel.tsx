@@ -1,6 +1,7 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { StatusReport } from '../../../src/channels/websocket/frames.js';
 import type { Api } from '../api.js';
+import { type Translator, useI18n } from '../i18n/react.js';
 
 /** Model, provider, how full this chat's context is, channels and cron jobs. */
 export function StatusPanel({
@@ -14,7 +15,12 @@ export function StatusPanel({
   version: number;
   onClose(): void;
 }) {
+  const { t, number, dateTime } = useI18n();
   const [status, setStatus] = useState<StatusReport | null>(null);
+  const panel = useRef<HTMLElement>(null);
+  // Opened from the keyboard, the panel takes the focus (on a phone it covers the page); the panel itself, so the
+  // Enter that opened it does not also press its close button.
+  useEffect(() => panel.current?.focus(), []);
   const [error, setError] = useState<string | null>(null);
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: `version` changes when a turn ends; the numbers moved.
@@ -36,56 +42,60 @@ export function StatusPanel({
 
   const share = status?.context ? Math.min(100, Math.round((status.context.used / status.context.window) * 100)) : 0;
   return (
-    <aside className="status-panel" aria-label="Status" data-testid="status-panel">
+    <aside ref={panel} tabIndex={-1} className="status-panel" aria-label={t('status.title')} data-testid="status-panel">
       <div className="panel-head">
-        <h2>Status</h2>
-        <button type="button" className="icon-button" aria-label="Close status" onClick={onClose}>
+        <h2>{t('status.title')}</h2>
+        <button type="button" className="icon-button" aria-label={t('status.close')} onClick={onClose}>
           ×
         </button>
       </div>
       {error && <p className="note error">{error}</p>}
-      {!status && !error && <p className="muted">Loading…</p>}
+      {!status && !error && <p className="muted">{t('status.loading')}</p>}
       {status && (
         <div className="panel-body">
           <dl className="facts">
-            <dt>Model</dt>
+            <dt>{t('status.model')}</dt>
             <dd>
               <code>{status.model}</code>
             </dd>
-            <dt>Provider</dt>
+            <dt>{t('status.provider')}</dt>
             <dd>{status.provider}</dd>
           </dl>
-          <h3>Context</h3>
+          <h3>{t('status.context')}</h3>
           {status.context ? (
             <>
-              <meter className="meter" min={0} max={100} value={share} aria-label="Context used" />
+              <meter className="meter" min={0} max={100} value={share} aria-label={t('status.contextUsed')} />
               <p className="muted">
-                ~{status.context.used.toLocaleString()} of {status.context.window.toLocaleString()} tokens ({share}%)
+                {t('status.tokens', {
+                  used: status.context.used,
+                  window: status.context.window,
+                  share: number(share / 100, { style: 'percent' }),
+                })}
               </p>
             </>
           ) : (
-            <p className="muted">This chat is empty.</p>
+            <p className="muted">{t('status.emptyChat')}</p>
           )}
-          <h3>Channels</h3>
+          <h3>{t('status.channels')}</h3>
           <ul className="plain-list">
             {Object.entries(status.channels).map(([name, state]) => (
               <li key={name}>
                 <span className={`state-dot ${state}`} aria-hidden="true" /> {name}{' '}
-                <span className="muted">{state}</span>
+                <span className="muted">{channelState(t, state)}</span>
               </li>
             ))}
           </ul>
-          <h3>Cron jobs</h3>
+          <h3>{t('status.cron')}</h3>
           {status.cron.length === 0 ? (
-            <p className="muted">None scheduled.</p>
+            <p className="muted">{t('status.noCron')}</p>
           ) : (
             <ul className="plain-list">
               {status.cron.map((job) => (
                 <li key={job.id}>
                   <strong>{job.name}</strong> <span className="muted">{job.schedule}</span>
-                  {!job.enabled && <span className="muted"> (paused)</span>}
+                  {!job.enabled && <span className="muted"> {t('status.paused')}</span>}
                   {job.next_run_at && (
-                    <div className="muted small">next {new Date(job.next_run_at).toLocaleString()}</div>
+                    <div className="muted small">{t('status.nextRun', { time: dateTime(job.next_run_at) })}</div>
                   )}
                 </li>
               ))}
@@ -95,4 +105,22 @@ export function StatusPanel({
       )}
     </aside>
   );
+}
+
+/** A channel's state in the reader's words (one the gateway may add later is shown as it comes). */
+function channelState(t: Translator['t'], state: string): string {
+  switch (state) {
+    case 'starting':
+      return t('status.channelStarting');
+    case 'running':
+      return t('status.channelRunning');
+    case 'reconnecting':
+      return t('status.channelReconnecting');
+    case 'stopped':
+      return t('status.channelStopped');
+    case 'error':
+      return t('status.channelError');
+    default:
+      return state;
+  }
 }

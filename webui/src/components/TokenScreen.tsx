@@ -1,8 +1,11 @@
 import { type FormEvent, useState } from 'react';
+import { useI18n } from '../i18n/react.js';
 import { Icon } from './Icon.js';
+import { LanguagePicker } from './LanguagePicker.js';
 
 /** Asks for the token when the page was opened without one (or with a wrong one). */
 export function TokenScreen({ problem, onToken }: { problem: string | null; onToken(token: string): void }) {
+  const { t, tx } = useI18n();
   const [value, setValue] = useState('');
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -14,15 +17,13 @@ export function TokenScreen({ problem, onToken }: { problem: string | null; onTo
         <h1>
           <Icon name="bot" className="brand-icon" /> nanobot
         </h1>
-        <p>
-          Open this page with <code>nanobot webui</code>, or paste the token it prints with <code>--no-open</code>.
-        </p>
+        <p>{tx('token.intro', { webui: <code>nanobot webui</code>, noOpen: <code>--no-open</code> })}</p>
         {problem && (
           <p className="note error" role="alert">
             {problem}
           </p>
         )}
-        <label htmlFor="token-input">Token</label>
+        <label htmlFor="token-input">{t('token.label')}</label>
         <input
           id="token-input"
           type="password"
@@ -31,8 +32,9 @@ export function TokenScreen({ problem, onToken }: { problem: string | null; onTo
           onChange={(event) => setValue(event.target.value)}
         />
         <button type="submit" className="primary">
-          Connect
+          {t('token.connect')}
         </button>
+        <LanguagePicker className="token-language" />
       </form>
     </main>
   );
