@@ -80,9 +80,12 @@ export function restoreSecretMembers(submitted: unknown, current: unknown, secre
   return submitted;
 }
 
+/** The placeholder inside a URL (one that needs no percent-encoding). */
+const URL_MASK = '***';
+
 /**
  * A URL as a settings client may see it: a password (`http://user:pass@proxy`) and secret-named query members
- * (`?api_key=…`, `&token=…`) become the placeholder. Text that is not a URL is shown only as a hint.
+ * (`?api_key=…`, `&token=…`) become `***`. Text that is not a URL is shown only as a hint.
  */
 export function displayUrl(value: string | null | undefined): string | null {
   if (typeof value !== 'string' || !value) return null;
@@ -94,16 +97,18 @@ export function displayUrl(value: string | null | undefined): string | null {
   }
   let changed = false;
   if (url.password) {
-    url.password = REDACTED_SECRET;
+    url.password = URL_MASK;
     changed = true;
   }
   for (const key of [...url.searchParams.keys()]) {
     if (isSecretName(key) || /^(key|code|sig)$/i.test(key)) {
-      url.searchParams.set(key, REDACTED_SECRET);
+      url.searchParams.set(key, URL_MASK);
       changed = true;
     }
   }
-  return changed ? url.href : value;
+  if (!changed) return value;
+  // URL adds a "/" path to a bare origin; keep the text as the user wrote it.
+  return url.pathname === '/' && !url.search && !value.endsWith('/') ? url.href.slice(0, -1) : url.href;
 }
 
 /** The stored URL when the client sent back the form `displayUrl` showed it (unchanged), else what was sent. */

@@ -35,7 +35,8 @@ const updateWebSearch: ActionHandler = async (context, payload) => {
     changes.apiKey = '';
   } else {
     // A key left empty keeps the stored one (when the provider stays the same).
-    const sent = optionalText(payload, 'api_key');
+    const typed = optionalText(payload, 'api_key');
+    const sent = typed?.includes('••') ? undefined : typed; // the hint sent back is no new key
     if (sent) changes.apiKey = sent;
     else if (!(sameProvider && current.apiKey)) throw new WebuiApiError(400, 'api_key is required');
     changes.baseUrl = '';

@@ -32,7 +32,9 @@ function parse<T>(schema: z.ZodType<T>, value: unknown, message: string): T {
 export function optionalText(payload: Payload, name: string): string | undefined {
   const value = member(payload, name);
   if (value === undefined || value === null) return undefined;
-  return parse(z.string().max(4096), value, `${name} must be a string`).trim();
+  const text = parse(z.string(), value, `${name} must be a string`);
+  if (text.length > 4096) throw new WebuiApiError(400, `${name} is too long (at most 4096 characters)`);
+  return text.trim();
 }
 
 export function requiredText(payload: Payload, name: string, message = `${name} is required`): string {

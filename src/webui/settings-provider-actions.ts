@@ -26,7 +26,8 @@ type Updates = Map<string, string | Record<string, unknown> | null>;
 function readUpdates(payload: Payload): Updates {
   const updates: Updates = new Map();
   const key = optionalText(payload, 'api_key');
-  if (key) updates.set('api_key', key); // empty or absent: the stored key stays
+  // Empty, absent, or the hint sent back: the stored key stays.
+  if (key && !key.includes('••')) updates.set('api_key', key);
   for (const field of TEXT_FIELDS) {
     if (!has(payload, field)) continue;
     const value = optionalText(payload, field) ?? '';
