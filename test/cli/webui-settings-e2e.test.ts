@@ -12,7 +12,8 @@ import { connect, type TestClient } from '../channels/websocket/helpers.js';
 import { eventually } from '../helpers/eventually.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
 import { type FakeWeb, json, startFakeWeb } from '../helpers/fake-web.js';
-import { runCli, spawnCli, tempHome, withoutFirstRunNote } from './cli-helpers.js';
+import { type UpstreamHome, upstreamHome } from '../helpers/upstream-homes.js';
+import { editConfig, runCli, spawnCli, tempHome, withoutFirstRunNote } from './cli-helpers.js';
 
 const TOKEN = 'settings-e2e-static-token-0123456789';
 const ENV_SECRET = 'env-only-secret-value-0123456789';
@@ -47,7 +48,7 @@ function baseConfig(fakeUrl: string, wsPort: number, gatewayPort: number): Json 
   };
 }
 
-async function gateway(home: string, wsPort: number, env: Record<string, string> = {}) {
+async function gateway(home: string, wsPort: number, env: Record<string, string> = {}, token = TOKEN) {
   const run = spawnCli(['gateway'], home, { env: { NB_E2E_KEY: ENV_SECRET, ...env } });
   cleanups.push(async () => {
     run.child.kill('SIGTERM');
@@ -55,7 +56,7 @@ async function gateway(home: string, wsPort: number, env: Record<string, string>
   });
   await eventually(
     async () => {
-      const probe = await connect(wsPort, { token: TOKEN, clientId: 'probe' });
+      const probe = await connect(wsPort, { token, clientId: 'probe' });
       await probe.close();
       return true;
     },
@@ -63,7 +64,7 @@ async function gateway(home: string, wsPort: number, env: Record<string, string>
   ).catch((error: unknown) => {
     throw new Error(`${(error as Error).message}\ngateway output:\n${run.output()}`);
   });
-  const c = await connect(wsPort, { token: TOKEN, clientId: 'webui' });
+  const c = await connect(wsPort, { token, clientId: 'webui' });
   cleanups.push(() => c.close());
   await c.next((f) => f.event === 'ready');
   return { run, c };
@@ -171,5 +172,51 @@ describe('Settings › Models under the built gateway', () => {
     const tokenOf = (home: string) =>
       JSON.parse(readFileSync(join(home, '.nanobot', 'auth', 'openai-codex.json'), 'utf8'));
     expect(Object.keys(tokenOf(viaWebUi)).sort()).toEqual(Object.keys(tokenOf(viaCli)).sort());
+  });
+});
+
+describe('Settings › Models over a real upstream home', () => {
+  it('reads upstream’s camelCase provider blocks and saves into them, not beside them', async () => {
+    fake = await startFakeLLM();
+    const h: UpstreamHome = upstreamHome('pyhome');
+    cleanups.push(h.cleanup);
+    const wsPort = await freePort();
+    const gatewayPort = await freePort();
+    editConfig(h.home, (config) => {
+      (config.providers.custom as Json).apiBase = `${fake?.url}/v1`;
+      ((config.channels as Record<string, Json>).websocket as Json).port = wsPort;
+      (config.gateway as Json).port = gatewayPort;
+    });
+    const token = 'py-static-token-0123456789';
+    const { c } = await gateway(h.home, wsPort, {}, token);
+    const res = await fetch(`http://127.0.0.1:${wsPort}/api/settings`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const settings = (await res.json()) as { agent: Json; providers: Json[]; model_presets: Json[] };
+    expect(settings.agent).toMatchObject({
+      model: 'test-model',
+      provider: 'custom',
+      timezone: 'Europe/Berlin',
+      has_api_key: true,
+    });
+    expect(settings.providers.find((p) => p.name === 'custom')).toMatchObject({
+      configured: true,
+      api_key_hint: '••••',
+    });
+    expect(settings.providers.find((p) => p.name === 'lm_studio')).toMatchObject({
+      configured: false,
+      default_api_base: 'http://localhost:1234/v1',
+    });
+    expect(settings.providers.filter((p) => p.is_custom)).toEqual([]); // upstream's blocks are the registry's, in camelCase
+
+    const saved = await act(c, 'p1', 'settings.provider.update', {
+      provider: 'lm_studio',
+      apiBase: 'http://127.0.0.1:1234/v1',
+    });
+    expect(saved.ok).toBe(true);
+    expect(saved.result.providers).toContainEqual(expect.objectContaining({ name: 'lm_studio', configured: true }));
+    const written = JSON.parse(readFileSync(h.configPath, 'utf8')) as { providers: Record<string, Json> };
+    expect(written.providers.lmStudio?.apiBase).toBe('http://127.0.0.1:1234/v1');
+    expect(written.providers.lm_studio).toBeUndefined();
   });
 });
