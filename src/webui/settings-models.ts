@@ -16,6 +16,7 @@ import {
   optionalText,
   requiredText,
 } from './settings-input.js';
+import { testModel } from './settings-model-test.js';
 import { oauthActions } from './settings-oauth.js';
 import { callOrderState } from './settings-payload.js';
 import { providerActions } from './settings-provider-actions.js';
@@ -323,6 +324,7 @@ export const settingsModelsModule: WebuiApiModule = {
     'settings.model_configuration.delete': deletePreset,
     'settings.model_configuration.migrate': migratePresets,
     'settings.model_call_order.update': updateCallOrder,
+    'settings.model.test': testModel,
     ...providerActions,
     ...oauthActions,
     ...capabilityActions,

@@ -183,6 +183,8 @@ describe('the settings API never gives a secret back', () => {
       ['settings.model_configuration.create', { name: 'p', provider: 'deepseek', model: 'deepseek-chat' }],
       ['settings.model_configuration.migrate', {}],
       ['settings.model_call_order.update', { order: ['p'] }],
+      ['settings.model.test', { model: 'box-model', provider: 'my-box' }],
+      ['settings.model.test', { model: 'claude-x', provider: 'anthropic-nope' }],
       ['settings.provider.oauth_login', { provider: 'github_copilot' }],
       ['settings.provider.oauth_logout', { provider: 'openai_codex' }],
       ['settings.image_generation.update', { enabled: true }],

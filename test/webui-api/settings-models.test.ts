@@ -435,3 +435,30 @@ describe('capability settings', () => {
     expect(readFileSync(configPath, 'utf8')).toBe(before);
   });
 });
+
+describe('settings.model.test (nanobot-ts only)', () => {
+  it('sends one tiny request and answers which provider served it and how long it took', async () => {
+    const { act, run } = await setup([
+      { text: 'OK' },
+      { status: 401, errorBody: { error: { message: 'bad key test-key' } } },
+    ]);
+    const ok = await act('settings.model.test', { model_preset: 'default' });
+    expect(ok.result).toMatchObject({ ok: true, model: 'test-model', resolved_provider: 'custom', answer: 'OK' });
+    expect(typeof ok.result.latency_ms).toBe('number');
+    expect(run.fake.requests.at(-1)?.body).toMatchObject({ model: 'test-model', max_tokens: 16 });
+    const failed = await act('settings.model.test', { model: 'other', provider: 'custom' });
+    expect(failed.result).toMatchObject({
+      ok: false,
+      model: 'other',
+      resolved_provider: 'custom',
+      error: { kind: 'auth' },
+    });
+    expect(JSON.stringify(failed)).not.toContain('test-key');
+    const unresolved = await act('settings.model.test', { model: 'claude-x', provider: 'anthropic' });
+    expect(unresolved.result).toMatchObject({ ok: false, resolved_provider: null, error: { kind: 'config' } });
+    expect((await act('settings.model.test', { model_preset: 'ghost' })).error).toEqual({
+      status: 400,
+      message: 'unknown model preset',
+    });
+  });
+});
