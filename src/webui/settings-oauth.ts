@@ -1,11 +1,17 @@
 /**
  * Signing in to subscription providers from the WebUI (nanobot's `settings.provider.oauth_*`), with the same code
  * and token files as `nanobot provider login`. OpenAI Codex: the browser signs in and lands on the registered
- * callback address; the user pastes that address back (`oauth_complete`). GitHub Copilot's device flow shows a code
- * that nanobot's WebUI has no place for, so it is answered 501 with the command that runs it.
+ * callback address; the user pastes that address back (`oauth_complete`). GitHub Copilot: the device flow's code
+ * comes back as `user_code` with `verification_uri` (members nanobot's dialog does not know: it shows the link), and
+ * each `oauth_complete` asks GitHub once, at most as often as GitHub allows, answering `pending` until approved.
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import {
+  type CopilotDeviceFlow,
+  pollGitHubCopilotLogin,
+  startGitHubCopilotLogin,
+} from '../providers/oauth/github-copilot.js';
 import { findOAuthProvider, OAuthError, TokenStore } from '../providers/oauth/index.js';
 import {
   type CodexLoginFlow,
@@ -21,13 +27,16 @@ import { answer, configOf } from './settings-write.js';
 
 /** Sign-ins begun and not finished, by flow id; the oldest goes when a ninth starts. */
 const MAX_FLOWS = 8;
-const flows = new Map<string, { provider: string; flow: CodexLoginFlow }>();
+type Flow =
+  | { provider: 'openai_codex'; flow: CodexLoginFlow }
+  | { provider: 'github_copilot'; flow: CopilotDeviceFlow; nextPollAt: number };
+const flows = new Map<string, Flow>();
 
-function register(provider: string, flow: CodexLoginFlow, now: number): string {
+function register(entry: Flow, now: number): string {
   for (const [id, entry] of flows) if (entry.flow.expiresAt <= now) flows.delete(id);
   while (flows.size >= MAX_FLOWS) flows.delete(flows.keys().next().value as string);
   const id = randomBytes(24).toString('base64url');
-  flows.set(id, { provider, flow });
+  flows.set(id, entry);
   return id;
 }
 
@@ -50,15 +59,28 @@ const login: ActionHandler = async (context, payload) => {
   if (def.name === 'github_copilot') {
     const signedIn = (await oauthStates(configOf(context).loaded())).get(def.name)?.configured;
     if (signedIn) return answer(context);
-    throw new WebuiApiError(
-      501,
-      `${def.label} signs in with GitHub's device code, which this page cannot show yet: run ` +
-        `\`nanobot provider login ${def.cliName}\` on the gateway's machine, then reload this page`,
-    );
+    let device: CopilotDeviceFlow;
+    try {
+      device = await startGitHubCopilotLogin(process.env);
+    } catch (error) {
+      throw new WebuiApiError(502, `${def.label} OAuth login failed: ${errorMessage(error)}`);
+    }
+    const now = Date.now();
+    const flowId = register({ provider: def.name, flow: device, nextPollAt: now + device.intervalMs }, now);
+    return {
+      status: 'authorization_required',
+      provider: def.name,
+      flow_id: flowId,
+      authorization_url: device.verificationUri,
+      expires_in: Math.round((device.expiresAt - now) / 1000),
+      completion_input: 'authorization_code',
+      user_code: device.userCode,
+      verification_uri: device.verificationUri,
+    };
   }
   const now = Date.now();
   const flow = startOpenAICodexLogin(process.env, now);
-  const flowId = register(def.name, flow, now);
+  const flowId = register({ provider: def.name, flow }, now);
   return {
     status: 'authorization_required',
     provider: def.name,
@@ -72,15 +94,34 @@ const login: ActionHandler = async (context, payload) => {
 const complete: ActionHandler = async (context, payload) => {
   const name = requiredText(payload, 'provider', 'provider is required');
   const def = findOAuthProvider(name);
-  if (def?.name !== 'openai_codex') throw new WebuiApiError(400, 'OAuth completion is not supported for this provider');
+  if (!def) throw new WebuiApiError(400, 'OAuth completion is not supported for this provider');
   const flowId = requiredText(payload, 'flow_id', 'flow_id is required');
   const entry = flows.get(flowId);
-  if (!entry || entry.provider !== def.name || entry.flow.expiresAt <= Date.now()) {
-    if (entry) flows.delete(flowId);
+  const now = Date.now();
+  if (!entry || entry.provider !== def.name || entry.flow.expiresAt <= now) {
+    if (entry?.provider === def.name) flows.delete(flowId);
     throw new WebuiApiError(410, `${def.label} sign-in expired. Start again.`);
   }
+  const pending = { status: 'pending', provider: def.name, flow_id: flowId };
+  if (entry.provider === 'github_copilot') {
+    if (now < entry.nextPollAt) return pending; // GitHub refuses polls faster than its interval
+    let token: Awaited<ReturnType<typeof pollGitHubCopilotLogin>>;
+    try {
+      token = await pollGitHubCopilotLogin(tokenStore(context), process.env, entry.flow);
+    } catch (error) {
+      flows.delete(flowId);
+      if (error instanceof OAuthError) throw new WebuiApiError(400, error.message);
+      throw new WebuiApiError(502, `${def.label} OAuth login failed: ${errorMessage(error)}`);
+    }
+    if (!token) {
+      entry.nextPollAt = Date.now() + entry.flow.intervalMs;
+      return pending;
+    }
+    flows.delete(flowId);
+    return answer(context);
+  }
   const pasted = optionalText(payload, 'authorization_response');
-  if (!pasted) return { status: 'pending', provider: def.name, flow_id: flowId };
+  if (!pasted) return pending;
   if (pasted.length > 8192) throw new WebuiApiError(400, 'The OAuth callback URL is too long');
   try {
     await completeOpenAICodexLogin(tokenStore(context), process.env, entry.flow, pasted);

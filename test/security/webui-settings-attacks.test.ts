@@ -185,7 +185,7 @@ describe('the settings API never gives a secret back', () => {
       ['settings.model_call_order.update', { order: ['p'] }],
       ['settings.model.test', { model: 'box-model', provider: 'my-box' }],
       ['settings.model.test', { model: 'claude-x', provider: 'anthropic-nope' }],
-      ['settings.provider.oauth_login', { provider: 'github_copilot' }],
+      ['settings.provider.oauth_login', { provider: 'anthropic' }],
       ['settings.provider.oauth_logout', { provider: 'openai_codex' }],
       ['settings.image_generation.update', { enabled: true }],
       ['settings.transcription.update', { enabled: true }],

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startWebUiGateway, type WebUiGateway } from '../channels/websocket/gateway-helpers.js';
 import { connect, type TestClient } from '../channels/websocket/helpers.js';
+import { eventually } from '../helpers/eventually.js';
 import { type FakeWeb, json, startFakeWeb } from '../helpers/fake-web.js';
 
 const open: { run: WebUiGateway; clients: TestClient[]; web?: FakeWeb }[] = [];
@@ -396,12 +397,71 @@ describe('OAuth sign-in from the browser', () => {
     }
   });
 
-  it('answers GitHub Copilot’s device flow with the command to run, and unknown providers with a 400', async () => {
-    const { act } = await setup();
-    const copilot = await act('settings.provider.oauth_login', { provider: 'github_copilot' });
-    expect(copilot.error.status).toBe(501);
-    expect(copilot.error.message).toContain('nanobot provider login github-copilot');
-    expect((await act('settings.provider.oauth_login', { provider: 'anthropic' })).error).toEqual({
+  it('runs GitHub Copilot’s device flow: the code to enter, pending until approved, then signed in', async () => {
+    const s = await setup();
+    let approved = false;
+    const web = await startFakeWeb({
+      routes: {
+        '/device': json({
+          device_code: 'dev-1',
+          user_code: 'WXYZ-1234',
+          verification_uri: 'https://github.com/login/device',
+          interval: 1,
+        }),
+        '/token': () =>
+          approved ? json({ access_token: 'gho_secret_0123456789' }) : json({ error: 'authorization_pending' }),
+        '/user': json({ login: 'octocat' }),
+        '/copilot': json({ token: 'cop', expires_at: Math.floor(Date.now() / 1000) + 1800 }),
+      },
+    });
+    s.entry.web = web;
+    const env = {
+      NANOBOT_GITHUB_DEVICE_CODE_URL: web.url('/device'),
+      NANOBOT_GITHUB_ACCESS_TOKEN_URL: web.url('/token'),
+      NANOBOT_GITHUB_USER_URL: web.url('/user'),
+      NANOBOT_COPILOT_TOKEN_URL: web.url('/copilot'),
+    };
+    Object.assign(process.env, env);
+    try {
+      const start = await s.act('settings.provider.oauth_login', { provider: 'github_copilot' });
+      expect(start.result).toMatchObject({
+        status: 'authorization_required',
+        provider: 'github_copilot',
+        authorization_url: 'https://github.com/login/device',
+        user_code: 'WXYZ-1234',
+        verification_uri: 'https://github.com/login/device',
+      });
+      const flowId = String(start.result.flow_id);
+      const complete = () => s.act('settings.provider.oauth_complete', { provider: 'github_copilot', flow_id: flowId });
+      // Pending until GitHub has been asked (no faster than its interval) and the user approved.
+      expect((await complete()).result).toMatchObject({ status: 'pending' });
+      await eventually(
+        async () => {
+          expect((await complete()).result).toMatchObject({ status: 'pending' });
+          expect(web.requests.filter((r) => r.path === '/token').length).toBeGreaterThan(0);
+        },
+        { intervalMs: 50 },
+      );
+      approved = true;
+      const done = await eventually(
+        async () => {
+          const answer = await complete();
+          expect(answer.result.status).toBeUndefined();
+          return answer;
+        },
+        { intervalMs: 50 },
+      );
+      expect(row(done.result, 'github_copilot')).toMatchObject({ configured: true, oauth_account: 'octocat' });
+      expect(JSON.stringify(done)).not.toContain('gho_secret_0123456789');
+      expect(existsSync(join(s.run.dataDir, 'auth', 'github-copilot.json'))).toBe(true);
+      // Signed in already: the login answers the settings at once.
+      expect(
+        (await s.act('settings.provider.oauth_login', { provider: 'github_copilot' })).result.providers,
+      ).toBeDefined();
+    } finally {
+      for (const name of Object.keys(env)) delete process.env[name];
+    }
+    expect((await s.act('settings.provider.oauth_login', { provider: 'anthropic' })).error).toEqual({
       status: 400,
       message: 'unknown OAuth provider',
     });
