@@ -148,6 +148,9 @@ export function providerRow(
   return row;
 }
 
+/** Registry entries nanobot's Settings show under another provider's row (`settings_alias_for`). */
+const SETTINGS_ALIASES: Readonly<Record<string, string>> = { opencode_zen: 'opencode' };
+
 /** Blocks that hold credentials for something other than chat (nanobot: voice transcription). */
 const NOT_CHAT = new Set(['assemblyai']);
 
@@ -155,17 +158,16 @@ const NOT_CHAT = new Set(['assemblyai']);
 export function providerRows(loaded: LoadedConfig, oauth: Map<string, OAuthState>): Record<string, unknown>[] {
   const { config } = loaded;
   const rawProviders = (loaded.raw.providers ?? {}) as Record<string, Record<string, unknown> | undefined>;
-  const rows = SETTINGS_PROVIDERS.map((spec) => {
-    const key = providerKeyOf(config, spec.name);
-    return providerRow(
-      spec.name,
-      spec,
-      false,
-      providerBlock(config, spec.name),
-      key ? rawProviders[key] : undefined,
-      oauth,
-    );
-  });
+  const rows: Record<string, unknown>[] = [];
+  for (const spec of SETTINGS_PROVIDERS) {
+    if (SETTINGS_ALIASES[spec.name]) continue;
+    // A compatibility alias (opencode_zen) shares its provider's row: the one configured is shown.
+    const family = [spec, ...SETTINGS_PROVIDERS.filter((alias) => SETTINGS_ALIASES[alias.name] === spec.name)];
+    const chosen = family.find((s) => providerConfigured(s, providerBlock(config, s.name), oauth)) ?? spec;
+    const key = providerKeyOf(config, chosen.name);
+    const rawBlock = key ? rawProviders[key] : undefined;
+    rows.push(providerRow(chosen.name, chosen, false, providerBlock(config, chosen.name), rawBlock, oauth));
+  }
   for (const [key, block] of Object.entries(config.providers)) {
     if (findSpec(key) || NOT_CHAT.has(key)) continue;
     rows.push(providerRow(key, customSpec(key), true, block, rawProviders[key], oauth));

@@ -522,3 +522,15 @@ describe('settings.model.test (nanobot-ts only)', () => {
     });
   });
 });
+
+describe('provider rows', () => {
+  it('shows one row per provider family, as nanobot: opencode_zen under opencode when it is the one configured', async () => {
+    const { act } = await setup();
+    let answer = await act('settings.provider.update', { provider: 'custom' });
+    const labels = answer.result.providers.map((p) => p.label);
+    expect(labels.length).toBe(new Set(labels).size);
+    answer = await act('settings.provider.update', { provider: 'opencode_zen', apiKey: 'zen-key-0123456789' });
+    expect(row(answer.result, 'opencode_zen')).toMatchObject({ label: 'OpenCode Zen', configured: true });
+    expect(row(answer.result, 'opencode')).toBeUndefined();
+  });
+});
