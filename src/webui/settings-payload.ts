@@ -159,7 +159,7 @@ function capabilitySections(loaded: LoadedConfig) {
   const search = web.search;
   const image = config.tools.imageGeneration as Record<string, unknown> & { enabled: boolean; provider: string };
   const transcription = config.transcription;
-  const known = search.provider in SEARCH_PROVIDERS;
+  const known = Object.hasOwn(SEARCH_PROVIDERS, search.provider);
   return {
     web_search: {
       provider: known ? search.provider : 'duckduckgo',

@@ -3,7 +3,7 @@
  * `createModelConfiguration`…, `fetchProviderModels`, the OAuth calls): `GET /api/settings` over HTTP, the actions
  * as `webui_request` over a real WebSocket, against a real gateway with the fake LLM; what lands in config.json.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startWebUiGateway, type WebUiGateway } from '../channels/websocket/gateway-helpers.js';
@@ -532,5 +532,18 @@ describe('provider rows', () => {
     answer = await act('settings.provider.update', { provider: 'opencode_zen', apiKey: 'zen-key-0123456789' });
     expect(row(answer.result, 'opencode_zen')).toMatchObject({ label: 'OpenCode Zen', configured: true });
     expect(row(answer.result, 'opencode')).toBeUndefined();
+  });
+});
+
+describe('a config with odd values', () => {
+  it('shows a web search provider this version lacks (or a prototype name) as DuckDuckGo, the default it runs', async () => {
+    const { act, configPath } = await setup();
+    for (const name of ['constructor', 'toString', 'bocha']) {
+      const config = JSON.parse(readFileSync(configPath, 'utf8')) as { tools: { web: { search: Json } } };
+      config.tools.web.search = { provider: name };
+      writeFileSync(configPath, JSON.stringify(config));
+      const answer = await act('settings.agent.update', { tool_hint_max_length: 41 });
+      expect([name, answer.result.web_search]).toEqual([name, expect.objectContaining({ provider: 'duckduckgo' })]);
+    }
   });
 });
