@@ -103,7 +103,6 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
     path: 'agents.defaults.dream.cron',
     reason: 'Dream runs every dream.intervalH hours here; the legacy cron expression is not read',
   },
-  { path: 'providers.*.displayName', reason: 'a label for upstream’s status; the block’s name is shown here' },
   {
     path: 'tools.my',
     reason: 'the self-inspection tool `my` is not in nanobot-ts yet (a later issue)',

@@ -1,6 +1,7 @@
 /** Every WebUI API module (api.ts). A route or action is looked up in this order; the first match answers. */
 import type { WebuiApiModule } from './api.js';
 import { mcpPresetsModule } from './mcp-presets.js';
+import { settingsModelsModule } from './settings-models.js';
 import { skillsModule } from './skills.js';
 
-export const WEBUI_API_MODULES: readonly WebuiApiModule[] = [mcpPresetsModule, skillsModule];
+export const WEBUI_API_MODULES: readonly WebuiApiModule[] = [settingsModelsModule, mcpPresetsModule, skillsModule];

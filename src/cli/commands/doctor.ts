@@ -12,11 +12,11 @@ import type { LoadedConfig } from '../../config/load.js';
 import { effectiveModel, type ModelSettings } from '../../config/model.js';
 import { configNotices } from '../../config/notices.js';
 import { closest } from '../../config/unknown-keys.js';
-import { adapterOptions, fallbackModels, modelInForce, resolveModel } from '../../providers/chain.js';
+import { fallbackModels, modelInForce, resolveModel } from '../../providers/chain.js';
 import { findPrice } from '../../providers/cost.js';
-import { createProvider } from '../../providers/index.js';
 import { findOAuthProvider, oauthStatus } from '../../providers/oauth/index.js';
 import type { ProviderOptions } from '../../providers/options.js';
+import { pingModel } from '../../providers/ping.js';
 import { findSpec, PROVIDERS } from '../../providers/registry.js';
 import { isResolveError, type ResolvedProvider } from '../../providers/resolve.js';
 import { errorMessage, UserError } from '../../util/errors.js';
@@ -37,7 +37,6 @@ export interface DoctorDeps {
 
 type Level = 'ok' | 'warn' | 'fail' | 'info';
 const MARK: Record<Level, string> = { ok: '✓', warn: '!', fail: '✗', info: '·' };
-const PING_TIMEOUT_MS = 60_000;
 
 export async function runDoctor(opts: GlobalOptions & DoctorFlags, deps: DoctorDeps = {}): Promise<void> {
   const env = deps.env ?? process.env;
@@ -216,20 +215,10 @@ async function ping(
   adapter: ProviderOptions | undefined,
   report: Report,
 ): Promise<void> {
-  const provider = createProvider(resolved, adapterOptions(loaded, env, { retryDelaysMs: [], ...adapter }));
-  const started = performance.now();
-  const stream = provider.stream({
-    model: resolved.model,
-    messages: [{ role: 'user', content: 'Reply with the single word OK.' }],
-    maxTokens: 16,
-    signal: AbortSignal.timeout(PING_TIMEOUT_MS),
-  });
-  const response = await stream.result();
-  const ms = Math.round(performance.now() - started);
-  if (response.finishReason === 'error') {
-    report('fail', 'Ping', `${response.error?.kind ?? 'error'}: ${response.error?.message ?? 'no answer'}`);
+  const result = await pingModel(loaded, env, resolved, adapter);
+  if (!result.ok) {
+    report('fail', 'Ping', `${result.kind}: ${result.message}`);
     return;
   }
-  const answer = (response.content ?? '').trim().replace(/\s+/g, ' ').slice(0, 60);
-  report('ok', 'Ping', `${resolved.name} answered "${answer}" in ${ms} ms`);
+  report('ok', 'Ping', `${resolved.name} answered "${result.answer}" in ${result.ms} ms`);
 }

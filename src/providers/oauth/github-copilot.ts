@@ -27,58 +27,79 @@ export interface DeviceLoginIO {
   signal?: AbortSignal;
 }
 
-/** Runs the device flow, checks the account has Copilot, and stores the GitHub token. */
-export async function loginGitHubCopilot(
-  store: TokenStore,
-  env: Record<string, string | undefined>,
-  io: DeviceLoginIO,
-): Promise<StoredToken> {
-  const endpoints = copilotEndpoints(env);
-  const fetch = io.fetch ?? globalThis.fetch;
-  const now = io.now ?? Date.now;
-  const sleep = io.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+/** A device sign-in under way: the code the user enters at `verificationUri`, and when to ask GitHub again. */
+export interface CopilotDeviceFlow {
+  deviceCode: string;
+  userCode: string;
+  verificationUri: string;
+  intervalMs: number;
+  /** Epoch ms when the code expires. */
+  expiresAt: number;
+}
 
-  const device = await postForm(fetch, endpoints.deviceCodeUrl, { client_id: endpoints.clientId, scope: SCOPE });
+interface FlowIO {
+  fetch?: Fetch;
+  now?: () => number;
+}
+
+/** Asks GitHub for a device code (the first step of `nanobot provider login github-copilot`). */
+export async function startGitHubCopilotLogin(
+  env: Record<string, string | undefined>,
+  io: FlowIO = {},
+): Promise<CopilotDeviceFlow> {
+  const endpoints = copilotEndpoints(env);
+  const now = io.now ?? Date.now;
+  const device = await postForm(io.fetch ?? globalThis.fetch, endpoints.deviceCodeUrl, {
+    client_id: endpoints.clientId,
+    scope: SCOPE,
+  });
   const deviceCode = text(device.body, 'device_code');
   const userCode = text(device.body, 'user_code');
   if (device.status >= 400 || !deviceCode || !userCode) {
     throw new OAuthError(`GitHub did not start the sign-in (${describeFailure(device)}).`);
   }
-  const verifyUrl = text(device.body, 'verification_uri') ?? 'https://github.com/login/device';
-  io.print(`Open ${verifyUrl} and enter the code ${userCode}`);
-  io.print('Waiting for you to approve the sign-in…');
+  return {
+    deviceCode,
+    userCode,
+    verificationUri: text(device.body, 'verification_uri') ?? 'https://github.com/login/device',
+    intervalMs: Math.max(1, number(device.body, 'interval') ?? 5) * 1000,
+    expiresAt: now() + (number(device.body, 'expires_in') ?? 900) * 1000,
+  };
+}
 
-  let intervalMs = Math.max(1, number(device.body, 'interval') ?? 5) * 1000;
-  const deadline = now() + (number(device.body, 'expires_in') ?? 900) * 1000;
-  let githubToken: string | undefined;
-  let expiresAt: number | undefined;
-  while (!githubToken) {
-    if (io.signal?.aborted) throw new OAuthError('GitHub sign-in cancelled.');
-    if (now() >= deadline)
-      throw new OAuthError('The GitHub code expired before it was approved.', 'Run the login again.');
-    await sleep(intervalMs, io.signal);
-    const poll = await postForm(fetch, endpoints.accessTokenUrl, {
-      client_id: endpoints.clientId,
-      device_code: deviceCode,
-      grant_type: DEVICE_GRANT,
-    });
-    githubToken = text(poll.body, 'access_token');
-    if (githubToken) {
-      const expiresIn = number(poll.body, 'expires_in');
-      if (expiresIn) expiresAt = now() + expiresIn * 1000;
-      break;
-    }
+/**
+ * Asks GitHub once whether the code was approved. Undefined while it is pending (`flow.intervalMs` grows when
+ * GitHub says to slow down); once approved, checks the account has Copilot and stores the token.
+ */
+export async function pollGitHubCopilotLogin(
+  store: TokenStore,
+  env: Record<string, string | undefined>,
+  flow: CopilotDeviceFlow,
+  io: FlowIO = {},
+): Promise<StoredToken | undefined> {
+  const endpoints = copilotEndpoints(env);
+  const fetch = io.fetch ?? globalThis.fetch;
+  const now = io.now ?? Date.now;
+  if (now() >= flow.expiresAt)
+    throw new OAuthError('The GitHub code expired before it was approved.', 'Run the login again.');
+  const poll = await postForm(fetch, endpoints.accessTokenUrl, {
+    client_id: endpoints.clientId,
+    device_code: flow.deviceCode,
+    grant_type: DEVICE_GRANT,
+  });
+  const githubToken = text(poll.body, 'access_token');
+  if (!githubToken) {
     const error = text(poll.body, 'error');
-    if (error === 'authorization_pending') continue;
+    if (error === 'authorization_pending') return undefined;
     if (error === 'slow_down') {
-      intervalMs += 5000;
-      continue;
+      flow.intervalMs += 5000;
+      return undefined;
     }
     if (error === 'expired_token') throw new OAuthError('The GitHub code expired.', 'Run the login again.');
     if (error === 'access_denied') throw new OAuthError('The GitHub sign-in was denied.');
     throw new OAuthError(`GitHub sign-in failed (${describeFailure(poll)}).`);
   }
-
+  const expiresIn = number(poll.body, 'expires_in');
   const user = await getJson(fetch, endpoints.userUrl, {
     Authorization: `Bearer ${githubToken}`,
     'User-Agent': COPILOT_HEADERS['User-Agent'] ?? 'nanobot',
@@ -88,11 +109,30 @@ export async function loginGitHubCopilot(
   await exchangeCopilotToken(fetch, endpoints, githubToken);
   const token: StoredToken = {
     access: githubToken,
-    ...(expiresAt ? { expiresAt } : {}),
+    ...(expiresIn ? { expiresAt: now() + expiresIn * 1000 } : {}),
     ...(login ? { accountId: login } : {}),
   };
   await store.write(COPILOT_TOKEN_FILE, token);
   return token;
+}
+
+/** Runs the device flow, checks the account has Copilot, and stores the GitHub token. */
+export async function loginGitHubCopilot(
+  store: TokenStore,
+  env: Record<string, string | undefined>,
+  io: DeviceLoginIO,
+): Promise<StoredToken> {
+  const sleep = io.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const flowIO = { ...(io.fetch ? { fetch: io.fetch } : {}), ...(io.now ? { now: io.now } : {}) };
+  const flow = await startGitHubCopilotLogin(env, flowIO);
+  io.print(`Open ${flow.verificationUri} and enter the code ${flow.userCode}`);
+  io.print('Waiting for you to approve the sign-in…');
+  for (;;) {
+    if (io.signal?.aborted) throw new OAuthError('GitHub sign-in cancelled.');
+    await sleep(flow.intervalMs, io.signal);
+    const token = await pollGitHubCopilotLogin(store, env, flow, flowIO);
+    if (token) return token;
+  }
 }
 
 interface CopilotToken {

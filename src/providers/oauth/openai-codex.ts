@@ -35,15 +35,23 @@ export interface BrowserLoginIO {
 
 const base64url = (bytes: Buffer): string => bytes.toString('base64url');
 
+/** A PKCE verifier with its S256 challenge, and the state that ties the callback to this sign-in. */
+function pkce(): { verifier: string; challenge: string; state: string } {
+  const verifier = base64url(randomBytes(32));
+  return {
+    verifier,
+    challenge: base64url(createHash('sha256').update(verifier).digest()),
+    state: base64url(randomBytes(16)),
+  };
+}
+
 export async function loginOpenAICodex(
   store: TokenStore,
   env: Record<string, string | undefined>,
   io: BrowserLoginIO,
 ): Promise<StoredToken> {
   const endpoints = codexEndpoints(env);
-  const verifier = base64url(randomBytes(32));
-  const challenge = base64url(createHash('sha256').update(verifier).digest());
-  const state = base64url(randomBytes(16));
+  const { verifier, challenge, state } = pkce();
 
   let server: CallbackServer | undefined;
   try {
@@ -69,6 +77,55 @@ export async function loginOpenAICodex(
   } finally {
     await server?.close();
   }
+}
+
+/** A sign-in begun from somewhere without a terminal (the WebUI): the page to open and what finishing it needs. */
+export interface CodexLoginFlow {
+  authorizationUrl: string;
+  redirectUri: string;
+  state: string;
+  verifier: string;
+  /** Epoch ms after which the flow is refused. */
+  expiresAt: number;
+}
+
+/**
+ * Starts a sign-in whose browser lands on the registered callback address with nothing listening there: the user
+ * pastes that address (or its code) back, and `completeOpenAICodexLogin` exchanges it.
+ */
+export function startOpenAICodexLogin(env: Record<string, string | undefined>, now = Date.now()): CodexLoginFlow {
+  const endpoints = codexEndpoints(env);
+  const { verifier, challenge, state } = pkce();
+  const redirectUri = `http://localhost:${endpoints.callbackPort}${endpoints.callbackPath}`;
+  return {
+    authorizationUrl: authorizeUrl(endpoints, redirectUri, challenge, state),
+    redirectUri,
+    state,
+    verifier,
+    expiresAt: now + LOGIN_TIMEOUT_MS,
+  };
+}
+
+/** Finishes a flow from `startOpenAICodexLogin` with what the user pasted; stores and returns the token. */
+export async function completeOpenAICodexLogin(
+  store: TokenStore,
+  env: Record<string, string | undefined>,
+  flow: CodexLoginFlow,
+  pastedText: string,
+  io: { fetch?: Fetch; now?: () => number } = {},
+): Promise<StoredToken> {
+  const pasted = parsePasted(pastedText);
+  if (!pasted) throw new OAuthError('Paste the address the browser landed on (or its code).');
+  if (pasted.error) throw new OAuthError(`The sign-in was not completed: ${pasted.error}.`);
+  if (pasted.state !== undefined && !secretMatches(flow.state, pasted.state)) {
+    throw new OAuthError('That address belongs to another sign-in; paste the one from this attempt.');
+  }
+  if (!pasted.code) throw new OAuthError('Paste the address the browser landed on (or its code).');
+  const endpoints = codexEndpoints(env);
+  const fetch = io.fetch ?? globalThis.fetch;
+  const token = await exchangeCode(fetch, endpoints, pasted.code, flow.verifier, flow.redirectUri, io.now);
+  await store.write(CODEX_TOKEN_FILE, token);
+  return token;
 }
 
 function authorizeUrl(endpoints: CodexEndpoints, redirectUri: string, challenge: string, state: string): string {
