@@ -89,6 +89,8 @@ export const ModelPresetSchema = z.looseObject({
 });
 
 export const ProviderConfigSchema = z.looseObject({
+  /** A custom provider's label in the WebUI's settings (the block's name otherwise). */
+  displayName: z.string().nullish(),
   apiKey: z.string().nullish(),
   apiBase: z.string().nullish(),
   apiType: z.enum(['auto', 'chat_completions', 'responses']).optional(),
