@@ -149,3 +149,29 @@ describe('a stopped turn, reopened', () => {
     expect(users).toEqual(['think for a long time', 'please /stop doing that']);
   });
 });
+
+describe('a follow-up sent while a turn ran, reopened', () => {
+  // The TUI's Enter while nanobot works sends the message beside the running turn; here it came too late to be
+  // folded in, so it ran on its own after the turn was stopped. Its row was written when it was sent (mid-turn).
+  it('shows each user message once, the follow-up before its own answer', async () => {
+    const { run, reached, terminal } = await withSlowTurn();
+    const { client, apiToken } = await terminal('tui-1');
+    send(client, 'follow-chat', 'think for a long time', 'turn-1');
+    await reached.promise;
+    send(client, 'follow-chat', 'and this, afterwards', 'turn-2');
+    await client.next((f) => f.event === 'message_accepted' && f.turn_id === 'turn-2');
+    send(client, 'follow-chat', '/stop', 'stop-1');
+    await client.next((f) => f.event === 'goal_status' && f.status === 'idle' && f.turn_id === 'turn-2', 10_000);
+
+    const key = encodeURIComponent('websocket:follow-chat');
+    const res = await fetch(`${run.url}/api/sessions/${key}/webui-thread?limit=120&direction=latest`, {
+      headers: { authorization: `Bearer ${apiToken}` },
+    });
+    const thread = (await res.json()) as { messages: { role: string; content: string }[] };
+    const rows = thread.messages.filter((m) => m.role === 'user' || (m.role === 'assistant' && m.content.trim()));
+    const users = rows.filter((m) => m.role === 'user').map((m) => m.content);
+    expect(users).toEqual(['think for a long time', 'and this, afterwards']);
+    const at = (content: string) => rows.findIndex((m) => m.content === content);
+    expect(at('and this, afterwards')).toBe(at('Next answer.') - 1);
+  });
+});
