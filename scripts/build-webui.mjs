@@ -42,6 +42,11 @@ export async function buildWebUi(target) {
   if (!existsSync(join(cached, 'index.html'))) {
     const staging = `${cached}.tmp-${process.pid}`;
     const [{ build }, { default: react }] = await Promise.all([import('vite'), import('@vitejs/plugin-react')]);
+    // `mode` and `define` alone are not enough: under NODE_ENV=test (vitest's global setup) Vite and the React
+    // plugin still compile JSX for React's development runtime (`jsxDEV`), which the production React lacks, and
+    // the page fails with "jsxDEV is not a function". The build runs with NODE_ENV=production, as users get it.
+    const callerEnv = process.env.NODE_ENV;
+    process.env.NODE_ENV = 'production';
     await build({
       root: webuiDir,
       base: './',
@@ -53,6 +58,9 @@ export async function buildWebUi(target) {
       plugins: [react()],
       logLevel: 'warn',
       build: { outDir: staging, emptyOutDir: true, target: 'es2022', chunkSizeWarningLimit: 1024 },
+    }).finally(() => {
+      if (callerEnv === undefined) delete process.env.NODE_ENV;
+      else process.env.NODE_ENV = callerEnv;
     });
     try {
       renameSync(staging, cached);
