@@ -363,10 +363,14 @@ export class WebSocketChannel implements Channel, WebUiHost {
         this.sendFrame(client, { event: 'session_updated', chat_id: chatId, scope: 'metadata' });
         return;
       }
-      case 'attach':
+      case 'attach': {
         if (!this.attach(client, frame.chat_id)) return this.tooManyChats(client);
         this.sendFrame(client, { event: 'attached', chat_id: frame.chat_id });
+        // A turn already running on the chat (another tab's): this client shows it running too.
+        const running = this.lifecycle.runningStatus(frame.chat_id);
+        if (running) this.sendFrame(client, running);
         return;
+      }
       case 'detach':
         this.detach(client, frame.chat_id);
         return;

@@ -103,7 +103,15 @@ export type ServerFrame =
  */
 export type LifecycleFrame =
   /** The message with this `turn_id` was taken: it starts a turn (`starts_turn`), now or after the running one. */
-  | { event: 'message_accepted'; chat_id: string; turn_id: string; starts_turn: boolean; active_turn_id?: string }
+  | {
+      event: 'message_accepted';
+      chat_id: string;
+      turn_id: string;
+      starts_turn: boolean;
+      active_turn_id?: string;
+      /** When the active turn started running (Unix seconds), once it has. */
+      started_at?: number;
+    }
   /** What another connection on the same chat sent (a second tab), with the turn it starts. */
   | {
       event: 'user_message';

@@ -186,26 +186,49 @@ function pendingTail(lines: TranscriptLine[]): boolean {
 
 // ── backfill from the session ────────────────────────────────────────────────────────────────────────────────
 
-/** A transcript turn without a `user` record gets the session's user message whose answers match it exactly. */
+/**
+ * A transcript turn without a `user` record gets the session's user message whose answers match it exactly. When
+ * that message was sent while the turn before ran (its row was written then, mid-turn) and ran on its own after it,
+ * the row moves down to the turn it started instead of showing twice.
+ */
 function backfillUsers(turns: Turn[], sessionLines: TranscriptLine[]): Turn[] {
   const sessionTurns = splitTurns(sessionLines).flatMap((records) => {
     const user = records.find(isUserRecord);
     return user ? [{ user, signature: answerSignature(records) }] : [];
   });
   let cursor = 0;
-  return turns.map((turn) => {
-    if (turn.records.some(isUserRecord)) return turn;
+  const out: Turn[] = [];
+  for (const turn of turns) {
+    out.push(turn);
+    if (turn.records.some(isUserRecord)) continue;
     const signature = answerSignature(turn.records);
-    if (!signature) return turn;
+    if (!signature) continue;
     const matches = sessionTurns.flatMap((t, i) => (i >= cursor && t.signature === signature ? [i] : []));
     const [match] = matches;
-    if (matches.length !== 1 || match === undefined) return turn;
+    const user = match === undefined ? undefined : sessionTurns[match]?.user;
+    if (matches.length !== 1 || match === undefined || !user) continue;
     cursor = match + 1;
+    const previous = out.at(-2);
+    const sent = previous ? sentDuring(previous, user.text) : -1;
+    const row = previous && sent >= 0 ? previous.records[sent] : { ...user };
+    if (previous && sent >= 0) {
+      out[out.length - 2] = { ...previous, records: previous.records.filter((_, i) => i !== sent) };
+    }
     const at = turn.records.findIndex((r) => DISPLAY_EVENTS.has(String(r.event)));
     const records = [...turn.records];
-    records.splice(at === -1 ? 0 : at, 0, { ...sessionTurns[match]?.user });
-    return { ...turn, records };
-  });
+    records.splice(at === -1 ? 0 : at, 0, row as TranscriptLine);
+    out[out.length - 1] = { ...turn, records };
+  }
+  return out;
+}
+
+/** The index of a later `user` row of `turn` (not the one that started it) with this text, or -1. */
+function sentDuring(turn: Turn, text: unknown): number {
+  const first = turn.records.findIndex(isUserRecord);
+  if (first < 0 || typeof text !== 'string') return -1;
+  return turn.records.findIndex(
+    (r, i) => i > first && isUserRecord(r) && typeof r.text === 'string' && r.text.trim() === text.trim(),
+  );
 }
 
 function answerSignature(records: TranscriptLine[]): string {

@@ -17,6 +17,7 @@ import {
   rmSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { commandWord } from '../../bus/priority.js';
 import { appendWholeSync } from '../../security/workspace-file-ops.js';
 import type { Logger } from '../../util/log.js';
 import type { ServerFrame } from './frames.js';
@@ -135,9 +136,13 @@ export class WebuiTranscripts {
     return removed;
   }
 
-  /** The user's message, in nanobot's `user` event shape. */
+  /**
+   * The user's message, in nanobot's `user` event shape. A bare `/stop` is not kept (as nanobot does): it is a
+   * control, and a reopened chat shows the stopped turn without it.
+   */
   user(chatId: string, text: string, mediaPaths: readonly string[]): void {
     if (!text && mediaPaths.length === 0) return;
+    if (mediaPaths.length === 0 && commandWord(text) === '/stop') return;
     this.append({
       event: 'user',
       chat_id: chatId,

@@ -9,6 +9,10 @@
  * A message sent while a turn of its chat runs is folded into that turn (or runs right after it, when it came too
  * late), so, as nanobot says, it does not start a turn: `starts_turn: false`, `active_turn_id` = the running turn.
  * When it does run on its own, its `goal_status running` says so and it owns the chat from then on.
+ *
+ * A client that attaches while a turn runs (a second terminal, a reload) gets that turn's `goal_status running`
+ * again, with the turn's id and start (nanobot replays it on subscribe), and a `message_accepted` beside a running
+ * turn carries its `started_at`: the client shows the turn as running, timed from its real start.
  */
 import type { OutboundMessage } from '../../bus/types.js';
 import { META } from '../metadata.js';
@@ -33,6 +37,8 @@ export interface Addressed {
 export class TurnLifecycle {
   /** Per chat, the turns accepted and not ended yet, oldest (the running one) first. */
   private readonly open = new Map<string, string[]>();
+  /** Per chat, the turn running now (its id, if the client named one) and when it started (Unix seconds). */
+  private readonly runningNow = new Map<string, { turnId?: string; startedAt: number }>();
   private lastModel?: string;
 
   constructor(private readonly now: () => number = Date.now) {}
@@ -43,13 +49,24 @@ export class TurnLifecycle {
     const starts = running === undefined && !command;
     if (starts) this.open.set(chatId, [turnId]);
     const active = running ?? (starts ? turnId : undefined);
+    const now = this.runningNow.get(chatId);
+    const startedAt = active !== undefined && now?.turnId === active ? { started_at: now.startedAt } : {};
     return {
       event: 'message_accepted',
       chat_id: chatId,
       turn_id: turnId,
       starts_turn: starts,
       ...(active !== undefined ? { active_turn_id: active } : {}),
+      ...startedAt,
     };
+  }
+
+  /** For a client attaching to `chatId`: the running turn's `goal_status running`, if a turn runs. */
+  runningStatus(chatId: string): Extract<ServerFrame, { event: 'goal_status' }> | undefined {
+    const now = this.runningNow.get(chatId);
+    if (!now) return undefined;
+    const tag = now.turnId ? { turn_id: now.turnId } : {};
+    return { event: 'goal_status', chat_id: chatId, status: 'running', started_at: now.startedAt, ...tag };
   }
 
   /** The turn that owns the chat now (running, or accepted and next), if one is known. */
@@ -68,25 +85,33 @@ export class TurnLifecycle {
     const chat_id = message.chatId;
     if (meta[META.turnStart] === true) {
       if (turnId) this.running(chat_id, turnId);
-      return this.started(chat_id, tag, model());
+      const startedAt = this.now() / 1000;
+      this.runningNow.set(chat_id, { ...(turnId ? { turnId } : {}), startedAt });
+      return this.started(chat_id, tag, model(), startedAt);
     }
     const out: Addressed[] = frames.map((frame) => ({
       frame: turnId && 'chat_id' in frame ? { ...frame, ...tag } : frame,
     }));
     if (meta[META.turnEnd] === true) {
       this.ended(chat_id, turnId);
+      if (this.runningNow.get(chat_id)?.turnId === turnId) this.runningNow.delete(chat_id);
       out.push({ frame: { event: 'session_updated', chat_id, scope: 'thread' }, everyone: true });
       out.push({ frame: { event: 'goal_status', chat_id, status: 'idle', ...tag } });
     }
     return out;
   }
 
-  private started(chat_id: string, tag: { turn_id?: string }, model: TurnModel | undefined): Addressed[] {
+  private started(
+    chat_id: string,
+    tag: { turn_id?: string },
+    model: TurnModel | undefined,
+    startedAt: number,
+  ): Addressed[] {
     const out: Addressed[] = [];
     if (model?.model && this.lastModel !== undefined && this.lastModel !== model.model) {
       out.push({ frame: { event: 'runtime_model_updated', model_name: model.model }, everyone: true });
     }
-    out.push({ frame: { event: 'goal_status', chat_id, status: 'running', started_at: this.now() / 1000, ...tag } });
+    out.push({ frame: { event: 'goal_status', chat_id, status: 'running', started_at: startedAt, ...tag } });
     if (model?.model) {
       this.lastModel = model.model;
       const window = model.contextWindowTokens ? { context_window_tokens: model.contextWindowTokens } : {};

@@ -135,6 +135,9 @@ describe('the turn lifecycle of nanobot’s clients', () => {
     };
     const { client, chatId, message } = await start([slow, { text: 'Back again.' }]);
     message('think for a long time', 'turn-1');
+    const running = await client.next((f) => f.event === 'goal_status' && f.status === 'running', 10_000);
+    const startedAt = running.event === 'goal_status' ? running.started_at : undefined;
+    expect(startedAt).toBeGreaterThan(1e9);
     await reached.promise;
     message('and then this', 'turn-2');
     expect(await client.next((f) => f.event === 'message_accepted' && f.turn_id === 'turn-2')).toEqual({
@@ -143,6 +146,7 @@ describe('the turn lifecycle of nanobot’s clients', () => {
       turn_id: 'turn-2',
       starts_turn: false,
       active_turn_id: 'turn-1',
+      started_at: startedAt, // the running turn's start, as its goal_status said
     });
     message('/stop', 'system:stop-1');
     expect(await client.next((f) => f.event === 'message_accepted' && f.turn_id === 'system:stop-1')).toEqual({
@@ -151,6 +155,7 @@ describe('the turn lifecycle of nanobot’s clients', () => {
       turn_id: 'system:stop-1',
       starts_turn: false,
       active_turn_id: 'turn-1',
+      started_at: startedAt,
     });
     // The stop command's answer names the command's turn, so the client settles it.
     const stopped = await client.next((f) => f.event === 'message' && turnOf(f) === 'system:stop-1', 10_000);
