@@ -4,12 +4,26 @@
  * focus stop visible with a focus ring, and the chat usable with the keyboard alone (drawer in and out, status
  * panel, sending a message). Screenshots go to test-artifacts/.
  */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { startWebUiGateway, type WebUiGateway } from '../channels/websocket/gateway-helpers.js';
 import { blurFocus, composerFocused, findA11yFaults, focusedName, focusStop } from './a11y-check.js';
 import { ARTIFACTS, DESKTOP, hasChromium, launchChromium, openWebUi, PHONE } from './chromium.js';
+
+/** axe-core, put into the page by the test (DevTools evaluation is not subject to the page's CSP). */
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+interface AxeWindow {
+  axe: {
+    run(
+      context: unknown,
+      options: object,
+    ): Promise<{ violations: { id: string; impact?: string | null; nodes: { target: unknown[] }[] }[] }>;
+  };
+}
 
 const ANSWER = [
   'Here is **the plan**.',
@@ -41,8 +55,21 @@ describe.skipIf(!hasChromium)('WebUI accessibility in Chromium', () => {
     await run?.close();
   });
 
+  /** Our checker's faults, then axe-core's serious and critical violations (WCAG 2.x A/AA rules). */
   async function faults(page: Page, where: string): Promise<string[]> {
-    return (await page.evaluate(findA11yFaults)).map((fault) => `${where}: ${fault}`);
+    const own = await page.evaluate(findA11yFaults);
+    if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(AXE_SOURCE);
+    const axe = await page.evaluate(async () => {
+      const page = globalThis as unknown as AxeWindow & { document: unknown };
+      const result = await page.axe.run(page.document, {
+        runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+        resultTypes: ['violations'],
+      });
+      return result.violations
+        .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+        .map((violation) => `axe ${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
+    });
+    return [...own, ...axe].map((fault) => `${where}: ${fault}`);
   }
 
   /** Each Tab stop from the top of the page (see focusStop). */
@@ -78,6 +105,11 @@ describe.skipIf(!hasChromium)('WebUI accessibility in Chromium', () => {
     expect(found).toContain('duplicate id "twice"');
     expect(found).not.toContain('Named');
     expect(found).not.toContain('fine text');
+    // axe-core, run beside it, finds the same page at fault.
+    const withAxe = (await faults(page, 'built to fail')).join('\n');
+    expect(withAxe).toContain('axe button-name');
+    expect(withAxe).toContain('axe color-contrast');
+    expect(withAxe).toContain('axe image-alt');
     await page.close();
   }, 30_000);
 
