@@ -1,4 +1,11 @@
 /** Every WebUI API module (api.ts). A route or action is looked up in this order; the first match answers. */
 import type { WebuiApiModule } from './api.js';
+import { settingsFeaturesModule } from './settings-features.js';
+import { settingsPairingModule } from './settings-pairing.js';
+import { settingsSystemModule } from './settings-system.js';
 
-export const WEBUI_API_MODULES: readonly WebuiApiModule[] = [];
+export const WEBUI_API_MODULES: readonly WebuiApiModule[] = [
+  settingsFeaturesModule,
+  settingsPairingModule,
+  settingsSystemModule,
+];

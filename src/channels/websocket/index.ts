@@ -19,6 +19,8 @@ export const websocketChannel: RegisteredChannel = {
   name: 'websocket',
   displayName: 'WebSocket + WebUI',
   credentials: [],
+  // Served by the gateway itself and always on in nanobot's WebUI: nothing to fill in.
+  setup: { fields: [] },
   setupHint:
     'On by default, served by the gateway at channels.websocket.host:port; `nanobot webui` opens it with your token.',
   parse: parseWebSocketSettings,
