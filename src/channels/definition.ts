@@ -58,6 +58,8 @@ export interface RegisteredChannel {
   setupHint: string;
   /** Parses and validates `channels.<name>` (a UserError naming the keys). */
   parse(block: unknown): ChannelSettings;
+  /** Only the schema's check of `channels.<name>` (types, ranges), not whether the setup is complete. */
+  checkSchema(block: unknown): void;
   /** Builds the Channel; `block()` is read again on every use, so a config reload applies. */
   create(context: ChannelBuildContext): Promise<Channel>;
   login?(block: unknown, context: PlatformContext & { out: (text: string) => void }): Promise<void>;
@@ -90,6 +92,9 @@ export function defineChannel<S extends ChannelSettings>(definition: ChannelDefi
     setup: definition.setup,
     setupHint: definition.setupHint,
     parse,
+    checkSchema: (block) => {
+      parseChannelSettings(definition.name, block, definition.schema);
+    },
     async create(context) {
       const settings = liveSettings(definition.name, context, parse);
       const platformContext = {

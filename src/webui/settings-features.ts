@@ -28,7 +28,13 @@ const featureTarget = z.looseObject({
 
 const channelForm = z.looseObject({
   name: z.string({ error: 'missing channel name' }).trim().min(1, 'missing channel name').max(64),
-  values: z.record(z.string(), z.unknown(), { error: 'channel settings payload must be a JSON object' }).optional(),
+  // Checked by hand, not z.record: every own key counts (a record parse drops `__proto__` silently).
+  values: z
+    .custom<Record<string, unknown>>(
+      (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+      'channel settings payload must be a JSON object',
+    )
+    .optional(),
   enable: z.union([z.boolean(), z.string()]).optional(),
   instance_id: z.string().max(64).optional(),
 });
@@ -196,6 +202,13 @@ const configure: ActionHandler = async ({ backend }, payload) => {
   const savedKeys = Object.keys(values).map((key) => `channels.${definition.name}.${key}`);
   const loaded = config.loaded();
   const merged = { ...(channelBlocks(loaded.config)[definition.name] ?? {}), ...values };
+  // A value the channel could not use (a port out of range) is refused, not saved for the channel to reject later.
+  try {
+    definition.checkSchema(merged);
+  } catch (error) {
+    if (error instanceof UserError) throw new WebuiApiError(400, error.message);
+    throw error;
+  }
   // Switching on needs a complete setup; saving a partial form is fine (nanobot saves, then reports the enable).
   const problem =
     enableAfter && !ALWAYS_ENABLED.has(definition.name) ? enableProblem(definition, merged, loaded.home) : undefined;

@@ -24,6 +24,9 @@ export const websocketChannel: RegisteredChannel = {
   setupHint:
     'On by default, served by the gateway at channels.websocket.host:port; `nanobot webui` opens it with your token.',
   parse: parseWebSocketSettings,
+  checkSchema: (block) => {
+    parseChannelSettings('websocket', block, websocketSettingsSchema);
+  },
   // No login: say where this config serves it and where its token is, from the settings and the real data dir.
   async login(block, context) {
     const settings = parseWebSocketSettings(block);
