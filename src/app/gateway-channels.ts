@@ -49,7 +49,7 @@ export function channelSync(options: ChannelSyncOptions, initial: Config): (next
     for (const [name, block] of Object.entries({ ...before, ...blocks })) {
       const running = options.channels.find((channel) => channel.name === name);
       if (NOT_RELOADED.has(name)) {
-        if (connectionChanged(before[name], block) || wanted(blocks[name]) !== Boolean(running)) {
+        if (connectionChanged(before[name], blocks[name]) || wanted(before[name]) !== wanted(blocks[name])) {
           options.log.warn(`gateway: channels.${name} changes apply after a gateway restart`);
         }
         continue;
