@@ -46,14 +46,14 @@ export function channelSync(options: ChannelSyncOptions, initial: Config): (next
     const blocks = channelBlocks(next);
     const before = previous;
     previous = blocks;
-    for (const [name, block] of Object.entries({ ...before, ...blocks })) {
-      const running = options.channels.find((channel) => channel.name === name);
+    for (const name of new Set([...Object.keys(before), ...Object.keys(blocks)])) {
       if (NOT_RELOADED.has(name)) {
         if (connectionChanged(before[name], blocks[name]) || wanted(before[name]) !== wanted(blocks[name])) {
           options.log.warn(`gateway: channels.${name} changes apply after a gateway restart`);
         }
         continue;
       }
+      const running = options.channels.find((channel) => channel.name === name);
       const want = wanted(blocks[name]) && findChannel(name) !== undefined;
       if (running && (!want || connectionChanged(before[name], blocks[name]))) await stop(options, running);
       const stillRunning = options.channels.some((channel) => channel.name === name);
