@@ -47,7 +47,6 @@ const ALLOWED = {
   'src/cli/commands/gateway.ts': 'gateway log and state files under ~/.nanobot',
   'src/cli/commands/gateway-control.ts': 'gateway log file under ~/.nanobot (background start)',
   'src/cli/commands/gateway-service.ts': 'systemd unit / launchd plist under ~/.config or ~/Library (install-service)',
-  'src/cli/commands/packages.ts': 'checks whether an on-demand package is installed under ~/.nanobot/packages',
   'src/cli/commands/status.ts': 'checks that the config file and workspace root exist',
   'src/cli/setup.ts': 'checks that the workspace root exists (templates are copied through the layer)',
   'src/config/load.ts': 'reads ~/.nanobot/config.json',
@@ -73,6 +72,7 @@ const ALLOWED = {
   'src/session/migrate.ts':
     'copies sessions into ~/.nanobot/sessions; the workspace sessions/ folder is read, written and removed through the layer',
   'src/session/location.ts': 'session folders under ~/.nanobot/sessions (the workspace id file uses the layer)',
+  'src/session/token-usage.ts': 'token usage per day under ~/.nanobot/webui',
   'src/skills/install-source.ts': 'reads the skill source being installed and its temporary download',
   'src/skills/install.ts': 'reads the skill source being installed (writes into the workspace use the layer)',
   'src/skills/requirements.ts': 'looks up required binaries on PATH',

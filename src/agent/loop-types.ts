@@ -114,4 +114,6 @@ export interface AgentLoopDeps {
   goals?: GoalRounds;
   /** What sessions run beyond one reply (subagents, goals): /stop ends it, /status reports it. */
   work?: SessionWork[];
+  /** Told each finished turn's usage (the WebUI's usage-per-day file); a failure is logged, never the turn's. */
+  onUsage?: (sessionKey: string, usage: Usage, llmCalls: number) => Promise<void>;
 }

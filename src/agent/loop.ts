@@ -3,6 +3,7 @@ import type { ChatMessage } from '../providers/types.js';
 import { markPendingDelivery } from '../session/delivery.js';
 import { UNIFIED_SESSION_KEY } from '../session/keys.js';
 import type { Session } from '../session/types.js';
+import { errorMessage } from '../util/errors.js';
 import { type Logger, logFailure, silentLogger } from '../util/log.js';
 import { builtinCommands } from './commands/builtin.js';
 import { sessionPreset } from './commands/model.js';
@@ -295,6 +296,9 @@ export class AgentLoop {
       const result = required(turn.result);
       session.messages.push(...result.messages.slice(turn.saved).map(stamp));
       recordUsage(session, result.usage, turn.llmCalls);
+      this.deps
+        .onUsage?.(session.key, result.usage, turn.llmCalls)
+        .catch((err: unknown) => this.log.warn(`agent: could not record token usage: ${errorMessage(err)}`));
       turn.llmCalls = 0;
       delete session.metadata.runtime_checkpoint;
       releaseTurn(session.metadata);

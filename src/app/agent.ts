@@ -19,6 +19,7 @@ import { buildProvider, modelInForce, type ProviderChainOptions } from '../provi
 import { CircuitBreakers } from '../providers/fallback.js';
 import type { LLMProvider } from '../providers/types.js';
 import type { NetworkPolicy } from '../security/network.js';
+import { recordTokenUsage } from '../session/token-usage.js';
 import { createCronTool } from '../tools/cron.js';
 import { killAllShellProcesses } from '../tools/exec-process.js';
 import { createGoalTools } from '../tools/goal.js';
@@ -146,6 +147,14 @@ export async function createAgent(loaded: LoadedConfig, options: CreateAgentOpti
     goals,
     work: [subagents, goals],
     sessionCommands: [goalCommand(goals), ...promptCommands(workspace), triggerCommand(workspace)],
+    // nanobot's per-day usage file, which the WebUI's usage panel reads (GET /api/settings/usage).
+    onUsage: (sessionKey, usage, llmCalls) =>
+      recordTokenUsage(
+        loaded.dataDir,
+        sessionKey,
+        { ...usage, requests: llmCalls },
+        { timeZone: loaded.config.agents.defaults.timezone },
+      ),
   });
   // Last, so nothing after it can fail and leave server processes behind.
   const mcp = await connectMcpServers(loaded, tools, base.network, env, log);

@@ -8,8 +8,8 @@ import { MessageBus } from '../bus/message-bus.js';
 import type { Channel } from '../channels/channel.js';
 import { type BackoffOptions, ChannelManager } from '../channels/manager.js';
 import { PairingStore } from '../channels/pairing.js';
-import { pairingChatCommand } from '../channels/pairing-command.js';
-import { buildEnabledChannels, channelSchemas } from '../channels/registry.js';
+import { approvedNotice, pairingChatCommand } from '../channels/pairing-command.js';
+import { type BuildChannelsOptions, buildChannel, buildEnabledChannels, channelSchemas } from '../channels/registry.js';
 import { OutboundRouter } from '../channels/router.js';
 import { bindWebUi } from '../channels/websocket/backend.js';
 import { type LoadedConfig, loadConfig } from '../config/load.js';
@@ -27,6 +27,7 @@ import type { MessageTargetCheck } from '../tools/message.js';
 import { errorMessage, UserError } from '../util/errors.js';
 import { type Logger, logFailure, silentLogger } from '../util/log.js';
 import { type Agent, type CreateAgentOptions, createAgent } from './agent.js';
+import { channelSync } from './gateway-channels.js';
 import { configReloader, dispatcherSettings } from './gateway-reload.js';
 import { gatewayShutdown } from './gateway-shutdown.js';
 
@@ -76,15 +77,15 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   const bus = new MessageBus();
   const pairing = new PairingStore({ dir: join(loaded.dataDir, 'pairing') });
   // Built before anything starts: a setup mistake (no token, SDK missing) stops here with a message naming it.
-  const channels =
-    options.channels ??
-    (await buildEnabledChannels({
-      config: () => loaded.config,
-      pairing,
-      dataDir: loaded.dataDir,
-      log,
-      commands: () => agent.loop.commands.list().map((c) => ({ name: c.name.slice(1), description: c.description })),
-    }));
+  const buildOptions: BuildChannelsOptions = {
+    config: () => loaded.config,
+    pairing,
+    dataDir: loaded.dataDir,
+    log,
+    commands: () => agent.loop.commands.list().map((c) => ({ name: c.name.slice(1), description: c.description })),
+  };
+  // Mutable: a config reload starts and stops channels (gateway-channels.ts) in this same list.
+  const channels: Channel[] = options.channels ?? (await buildEnabledChannels(buildOptions));
   const buildAgent = agentBuilder(options.createAgent ?? createAgent, pairing, bus, {
     log,
     bus,
@@ -160,6 +161,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
   dispatcher.start();
   startServices(services, log);
 
+  const syncChannels = options.channels
+    ? undefined
+    : channelSync({ channels, manager, router, build: (name) => buildChannel(name, buildOptions), log }, loaded.config);
   let watcher: ConfigWatcher | undefined;
   const stopping = gatewayShutdown({
     get watcher() {
@@ -193,7 +197,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     buildAgent,
     dispatcher,
     closing: () => stopping.closing,
-    onReload: options.onReload,
+    onReload: async (next) => {
+      // Channels given by the caller (tests) are fixed; channels built from the config follow it.
+      if (syncChannels) await syncChannels(next.config);
+      await options.onReload?.(next);
+    },
     log,
   });
   if (options.watchConfig ?? true) {
@@ -231,7 +239,7 @@ export function agentBuilder(
   agentOptions: CreateAgentOptions,
 ): (loaded: LoadedConfig) => Promise<Agent> {
   const notifyApproved = (approved: { channel: string; chatId: string }) =>
-    bus.publishOutbound({ ...approved, content: 'You are approved: you can talk to the agent now.' });
+    bus.publishOutbound({ ...approved, content: approvedNotice });
   return async (loaded) => {
     const built = await make(loaded, agentOptions);
     built.loop.commands.register(pairingChatCommand(pairing, notifyApproved));

@@ -11,6 +11,7 @@ import { ChatChannel, prefixedLogger } from './chat-channel.js';
 import type { PairingStore } from './pairing.js';
 import type { ChatPlatform, CommandInfo } from './platform.js';
 import { type ChannelSettings, type DeliverySwitches, parseChannelSettings } from './settings.js';
+import { type ChannelSetup, credentialKeys } from './setup.js';
 
 /** What a platform's factory gets besides its settings. */
 export interface PlatformContext {
@@ -25,9 +26,9 @@ export interface ChannelDefinition<S extends ChannelSettings> {
   displayName: string;
   /** `channelSettingsSchema.extend({...})` with the platform's keys and nanobot's defaults. */
   schema: z.ZodType<S>;
-  /** The credentials to set, named for `nanobot channels login` and status output (e.g. `token`). */
-  credentials: string[];
-  /** Where to get them, one sentence. */
+  /** The keys a person fills in to connect it (setup.ts): the CLI and the WebUI's channel form both read it. */
+  setup: ChannelSetup;
+  /** Where to get the credentials, one sentence. */
   setupHint: string;
   /** Throws a UserError for what stops the channel from starting (a missing token): checked before anything starts. */
   validate(settings: S): void;
@@ -35,21 +36,37 @@ export interface ChannelDefinition<S extends ChannelSettings> {
   createPlatform(settings: () => S, context: PlatformContext): Promise<ChatPlatform>;
   /** An interactive login (QR code…), for platforms that need one. */
   login?(settings: S, context: PlatformContext & { out: (text: string) => void }): Promise<void>;
+  /** Asks the platform (at the configured endpoint) whether the credentials work; for the WebUI's "check" button. */
+  verify?(settings: S): Promise<VerifyResult>;
+}
+
+/** One check of a channel's credentials against its platform. */
+export interface VerifyResult {
+  status: 'pass' | 'fail' | 'warn' | 'skipped';
+  message: string;
+  /** Who the credentials belong to (the bot's name and id). */
+  identity?: { name?: string; account?: string };
 }
 
 /** A definition with its settings type erased, so definitions of different platforms fit in one list. */
 export interface RegisteredChannel {
   name: string;
   displayName: string;
+  /** The setup fields marked `credential` (what `nanobot channels login` names). */
   credentials: string[];
+  setup: ChannelSetup;
   setupHint: string;
   /** The settings schema (its keys are the ones this channel reads: config notices name any other). */
   schema: z.ZodType;
   /** Parses and validates `channels.<name>` (a UserError naming the keys). */
   parse(block: unknown): ChannelSettings;
+  /** Only the schema's check of `channels.<name>` (types, ranges), not whether the setup is complete. */
+  checkSchema(block: unknown): void;
   /** Builds the Channel; `block()` is read again on every use, so a config reload applies. */
   create(context: ChannelBuildContext): Promise<Channel>;
   login?(block: unknown, context: PlatformContext & { out: (text: string) => void }): Promise<void>;
+  /** `block` must parse (call `parse` first). */
+  verify?(block: unknown): Promise<VerifyResult>;
 }
 
 export interface ChannelBuildContext {
@@ -69,13 +86,18 @@ export function defineChannel<S extends ChannelSettings>(definition: ChannelDefi
     definition.validate(settings);
     return settings;
   };
+  const verify = definition.verify?.bind(definition);
   return {
     name: definition.name,
     displayName: definition.displayName,
-    credentials: definition.credentials,
+    credentials: credentialKeys(definition.setup),
+    setup: definition.setup,
     setupHint: definition.setupHint,
     schema: definition.schema,
     parse,
+    checkSchema: (block) => {
+      parseChannelSettings(definition.name, block, definition.schema);
+    },
     async create(context) {
       const settings = liveSettings(definition.name, context, parse);
       const platformContext = {
@@ -96,6 +118,7 @@ export function defineChannel<S extends ChannelSettings>(definition: ChannelDefi
         ...(context.reconnectWaitMs !== undefined ? { reconnectWaitMs: context.reconnectWaitMs } : {}),
       });
     },
+    ...(verify ? { verify: (block: unknown) => verify(parse(block)) } : {}),
     ...(definition.login
       ? { login: (block: unknown, loginContext) => definition.login?.(parse(block), loginContext) ?? Promise.resolve() }
       : {}),

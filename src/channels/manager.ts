@@ -59,7 +59,7 @@ interface Entry {
 }
 
 export class ChannelManager {
-  private readonly entries: Entry[];
+  private entries: Entry[];
   private readonly log: Logger;
   private readonly backoff: BackoffOptions;
   private readonly random: () => number;
@@ -84,6 +84,30 @@ export class ChannelManager {
   /** Starts every channel in the background (a slow or failing one does not hold up the others). */
   start(): void {
     for (const entry of this.entries) void this.connect(entry).catch(this.failed(entry));
+  }
+
+  /** Runs one more channel (a config reload enabled it), started at once unless the manager stopped. */
+  add(channel: Channel): void {
+    if (this.entries.some((entry) => entry.channel.name === channel.name)) {
+      throw new Error(`channel ${channel.name} already runs`);
+    }
+    const entry: Entry = { channel, health: { state: 'stopped', restarts: 0 }, failures: 0, generation: 0 };
+    this.entries.push(entry);
+    if (!this.stopped) void this.connect(entry).catch(this.failed(entry));
+  }
+
+  /** Stops a channel and forgets it (a config reload disabled it); false when no channel has that name. */
+  async remove(name: string): Promise<boolean> {
+    const entry = this.entries.find((candidate) => candidate.channel.name === name);
+    if (!entry) return false;
+    this.entries = this.entries.filter((candidate) => candidate !== entry);
+    clearTimeout(entry.timer);
+    entry.generation += 1;
+    await withTimeout(
+      entry.channel.stop().catch((err: unknown) => this.log.debug(`channel ${name}: stop: ${errorMessage(err)}`)),
+      STOP_TIMEOUT_MS,
+    );
+    return true;
   }
 
   async stop(): Promise<void> {

@@ -5,6 +5,9 @@
 import type { Command } from '../agent/commands/types.js';
 import { formatCode, type PairingResult, type PairingStore } from './pairing.js';
 
+/** What an approved sender is told in their chat. */
+export const approvedNotice = 'You are approved: you can talk to the agent now.';
+
 export const PAIRING_USAGE = '/pairing [list | approve <code> | deny <code> | revoke <channel> <id>]';
 
 export interface PairingCommandResult {

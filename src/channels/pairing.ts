@@ -80,10 +80,12 @@ export class PairingStore {
 
   /** Synchronous and cheap (two stats per call): it runs for every message from a sender not in allowFrom. */
   isApproved(channel: string, senderId: string): boolean {
+    if (!validChannel(channel)) return false;
     return Object.hasOwn(this.read(channel).approved, senderId);
   }
 
   approved(channel: string): Record<string, ApprovedSender> {
+    if (!validChannel(channel)) return {};
     return { ...this.read(channel).approved };
   }
 
@@ -131,9 +133,9 @@ export class PairingStore {
   }
 
   async revoke(channel: string, senderId: string): Promise<boolean> {
-    checkChannel(channel);
+    if (!validChannel(channel)) return false;
     return this.update((all) => {
-      const data = all[channel];
+      const data = Object.hasOwn(all, channel) ? all[channel] : undefined;
       if (!data || !Object.hasOwn(data.approved, senderId)) return false;
       delete data.approved[senderId];
       return true;
@@ -179,7 +181,8 @@ export class PairingStore {
 
   /** One channel: nanobot's file, plus what an earlier version's file of that channel still holds. */
   private read(channel: string): ChannelPairing {
-    const ours = this.readUpstream()[channel];
+    const upstream = this.readUpstream();
+    const ours = Object.hasOwn(upstream, channel) ? upstream[channel] : undefined;
     const old = /^[\w-]+$/.test(channel) ? this.readLegacy(channel) : undefined;
     if (!old) return ours ?? emptyChannel();
     if (!ours) return old;
@@ -270,8 +273,13 @@ export class PairingStore {
   }
 }
 
+/** A channel name: word characters, and never a name every object has (`constructor`, `__proto__`…). */
+function validChannel(channel: string): boolean {
+  return /^[\w-]+$/.test(channel) && !(channel in Object.prototype);
+}
+
 function checkChannel(channel: string): void {
-  if (!/^[\w-]+$/.test(channel)) throw new Error(`invalid channel name for pairing: ${channel}`);
+  if (!validChannel(channel)) throw new Error(`invalid channel name for pairing: ${channel}`);
 }
 
 /** `ABCD-EFGH`: 8 characters from a 32-letter alphabet (40 bits), shown with a dash for reading. */

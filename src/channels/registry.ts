@@ -63,24 +63,28 @@ export async function buildEnabledChannels(options: BuildChannelsOptions): Promi
   const channels: Channel[] = [];
   for (const [name, block] of Object.entries(channelBlocks(options.config()))) {
     if (block.enabled !== true) continue;
-    const definition = findChannel(name);
-    if (!definition) {
+    if (!findChannel(name)) {
       log.warn(`channels.${name} is enabled, but nanobot-ts has no ${name} channel; ignoring it`);
       continue;
     }
-    channels.push(
-      await definition.create({
-        block: () => channelBlocks(options.config())[name],
-        switches: () => {
-          const { sendProgress, sendToolHints, showReasoning } = options.config().channels;
-          return { sendProgress, sendToolHints, showReasoning };
-        },
-        pairing: options.pairing,
-        dataDir: options.dataDir,
-        log,
-        commands: options.commands,
-      }),
-    );
+    channels.push(await buildChannel(name, options));
   }
   return channels;
+}
+
+/** One channel, built from its current block (a config reload that enabled it builds it this way too). */
+export async function buildChannel(name: string, options: BuildChannelsOptions): Promise<Channel> {
+  const definition = findChannel(name);
+  if (!definition) throw new Error(`nanobot-ts has no ${name} channel`);
+  return definition.create({
+    block: () => channelBlocks(options.config())[name],
+    switches: () => {
+      const { sendProgress, sendToolHints, showReasoning } = options.config().channels;
+      return { sendProgress, sendToolHints, showReasoning };
+    },
+    pairing: options.pairing,
+    dataDir: options.dataDir,
+    log: options.log ?? silentLogger,
+    commands: options.commands,
+  });
 }

@@ -37,6 +37,15 @@ export class OutboundRouter {
     this.pump ??= this.consume();
   }
 
+  /** Delivers to this channel from now on (a config reload started or replaced it). */
+  addChannel(channel: Channel): void {
+    this.byName.set(channel.name, channel);
+  }
+
+  removeChannel(name: string): void {
+    this.byName.delete(name);
+  }
+
   /** Stops taking messages and waits (up to `flushMs`) for deliveries already under way. */
   async stop(flushMs: number): Promise<void> {
     this.stopping.abort();

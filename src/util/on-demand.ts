@@ -50,6 +50,21 @@ export function pinnedSpec(name: string): string {
   return version ? `${name}@${version}` : name;
 }
 
+/** Is this package where nanobot looks for it: beside the package (a clone, a local install) or in ~/.nanobot/packages? */
+export function packageInstalled(name: string, home: string): boolean {
+  try {
+    import.meta.resolve(name);
+    return true;
+  } catch {
+    return existsSync(join(packagesDir(home), 'node_modules', name, 'package.json'));
+  }
+}
+
+/** The on-demand packages `name` (a channel, `bedrock`) needs that are not installed. */
+export function missingPackages(name: string, home: string = homedir()): string[] {
+  return (ON_DEMAND_USES[name.toLowerCase()] ?? []).filter((pkg) => !packageInstalled(pkg, home));
+}
+
 /** The package a specifier names (`matrix-js-sdk/lib/logger.js` → `matrix-js-sdk`, `@slack/bolt` stays). */
 export function packageOf(specifier: string): string {
   const parts = specifier.split('/');

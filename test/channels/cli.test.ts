@@ -51,6 +51,8 @@ describe('nanobot channels', () => {
     const login = await runCli(['channels', 'login', 'telegram'], home);
     expect(login.code).toBe(0);
     expect(login.stdout).toContain('Telegram needs no interactive login: set channels.telegram.token in');
+    // Each missing credential with the help text the WebUI's channel form shows (one setup description).
+    expect(login.stdout).toContain('channels.telegram.token (Bot token): Create a bot with @BotFather');
     expect(login.stdout).toContain('@BotFather');
     expect(login.stdout).toContain('set channels.telegram.enabled to true');
     const unknown = await runCli(['channels', 'login', 'carrier-pigeon'], home);

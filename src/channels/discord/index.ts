@@ -7,6 +7,7 @@ import { checkSecureUrl } from '../../security/hosts.js';
 import { UserError } from '../../util/errors.js';
 import { defineChannel } from '../definition.js';
 import { channelSdk, channelSettingsSchema, requireSetting } from '../settings.js';
+import { allowFromField, type ChannelSetup, groupPolicyField } from '../setup.js';
 
 /** GUILDS | GUILD_MESSAGES | DIRECT_MESSAGES | MESSAGE_CONTENT: nanobot's default. */
 export const DEFAULT_INTENTS = 37377;
@@ -47,7 +48,27 @@ export const discordChannel = defineChannel<DiscordSettings>({
   name: 'discord',
   displayName: 'Discord',
   schema: discordSettingsSchema,
-  credentials: ['token'],
+  setup: {
+    officialUrl: 'https://discord.com/developers/applications',
+    fields: [
+      {
+        key: 'token',
+        kind: 'secret',
+        label: 'Bot token',
+        help: TOKEN_HINT,
+        required: true,
+        credential: true,
+      },
+      allowFromField,
+      {
+        key: 'allowChannels',
+        kind: 'list',
+        label: 'Server channels',
+        help: 'Ids of the server channels the bot answers in, comma-separated; empty: every channel it can read.',
+      },
+      groupPolicyField(),
+    ],
+  } satisfies ChannelSetup,
   setupHint: 'Create a bot at https://discord.com/developers/applications and put its token in channels.discord.token.',
   validate(settings) {
     requireSetting('discord', 'token', settings.token, TOKEN_HINT);

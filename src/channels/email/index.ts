@@ -7,6 +7,7 @@ import { isLoopbackHost } from '../../security/hosts.js';
 import { UserError } from '../../util/errors.js';
 import { defineChannel } from '../definition.js';
 import { channelSdk, channelSettingsSchema, requireSetting } from '../settings.js';
+import { allowFromField, type ChannelSetup, type SetupField } from '../setup.js';
 import { normalizeAuthservId } from './authentication.js';
 
 /** allowFrom holds addresses (any case), names of users at the mailbox's own domain, or `*`. */
@@ -89,6 +90,11 @@ export const emailSettingsSchema: z.ZodType<EmailSettings> = emailKeys.transform
   }),
 }));
 
+/** A required mailbox credential. */
+function mailField(key: string, label: string, help: string, kind: 'string' | 'secret' = 'string'): SetupField {
+  return { key, kind, label, help, required: true, credential: true };
+}
+
 const SETUP_HINT =
   'Use a mailbox made for the agent; set channels.email.imapHost/imapUsername/imapPassword and ' +
   'smtpHost/smtpUsername/smtpPassword (for Gmail: an app password), then consentGranted: true.';
@@ -97,7 +103,55 @@ export const emailChannel = defineChannel<EmailSettings>({
   name: 'email',
   displayName: 'Email',
   schema: emailSettingsSchema,
-  credentials: ['imapHost', 'imapUsername', 'imapPassword', 'smtpHost', 'smtpUsername', 'smtpPassword'],
+  setup: {
+    officialUrl: 'https://support.google.com/accounts/answer/185833',
+    fields: [
+      {
+        key: 'consentGranted',
+        kind: 'bool',
+        label: 'Mailbox owner agrees',
+        help: 'nanobot reads every new mail in this mailbox and answers from it: turn on once the owner agreed.',
+        required: true,
+        defaultValue: false,
+      },
+      mailField('imapHost', 'IMAP server', 'The incoming mail server, e.g. imap.gmail.com.'),
+      { key: 'imapPort', kind: 'int', label: 'IMAP port', help: '993 for implicit TLS.', defaultValue: 993 },
+      mailField('imapUsername', 'IMAP username', 'Usually the mail address.'),
+      mailField('imapPassword', 'IMAP password', 'For Gmail: an app password.', 'secret'),
+      mailField('smtpHost', 'SMTP server', 'The outgoing mail server, e.g. smtp.gmail.com.'),
+      { key: 'smtpPort', kind: 'int', label: 'SMTP port', help: '587 for STARTTLS, 465 for TLS.', defaultValue: 587 },
+      mailField('smtpUsername', 'SMTP username', 'Usually the mail address.'),
+      mailField('smtpPassword', 'SMTP password', 'For Gmail: an app password.', 'secret'),
+      {
+        key: 'fromAddress',
+        kind: 'string',
+        label: 'From address',
+        help: 'The From of replies; empty: the SMTP username.',
+      },
+      {
+        key: 'pollIntervalSeconds',
+        kind: 'int',
+        label: 'Check every (s)',
+        help: 'Seconds between mailbox checks besides IMAP IDLE.',
+        defaultValue: 30,
+      },
+      { ...allowFromField, help: 'Addresses that may write to the agent, comma-separated; * lets everyone in.' },
+      {
+        key: 'verifyDkim',
+        kind: 'bool',
+        label: 'Require DKIM',
+        help: 'Read mail only when DKIM vouches for its sender.',
+        defaultValue: true,
+      },
+      {
+        key: 'verifySpf',
+        kind: 'bool',
+        label: 'Require SPF',
+        help: 'Read mail only when SPF vouches for its sender.',
+        defaultValue: true,
+      },
+    ],
+  } satisfies ChannelSetup,
   setupHint: SETUP_HINT,
   validate(settings) {
     if (!settings.consentGranted) {

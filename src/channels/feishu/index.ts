@@ -7,6 +7,7 @@ import { checkSecureUrl } from '../../security/hosts.js';
 import { UserError } from '../../util/errors.js';
 import { defineChannel } from '../definition.js';
 import { channelSdk, channelSettingsSchema, requireSetting } from '../settings.js';
+import { allowFromField, type ChannelSetup, groupPolicyField } from '../setup.js';
 
 export const feishuSettingsSchema = channelSettingsSchema.extend({
   appId: z.string().default(''),
@@ -32,7 +33,44 @@ export const feishuChannel = defineChannel<FeishuSettings>({
   name: 'feishu',
   displayName: 'Feishu / Lark',
   schema: feishuSettingsSchema,
-  credentials: ['appId', 'appSecret'],
+  setup: {
+    officialUrl: 'https://open.feishu.cn/app',
+    fields: [
+      {
+        key: 'appId',
+        kind: 'string',
+        label: 'App ID',
+        help: `The App ID (cli_ and 16 hex digits). ${CONSOLE_HINT}`,
+        required: true,
+        credential: true,
+      },
+      {
+        key: 'appSecret',
+        kind: 'secret',
+        label: 'App Secret',
+        help: `The App Secret of the same app. ${CONSOLE_HINT}`,
+        required: true,
+        credential: true,
+      },
+      {
+        key: 'domain',
+        kind: 'enum',
+        label: 'Platform',
+        help: 'feishu for open.feishu.cn, lark for open.larksuite.com.',
+        choices: ['feishu', 'lark'],
+        defaultValue: 'feishu',
+      },
+      groupPolicyField(),
+      allowFromField,
+      {
+        key: 'topicIsolation',
+        kind: 'bool',
+        label: 'One session per topic',
+        help: 'Each topic of a group chat gets its own conversation with the agent.',
+        defaultValue: true,
+      },
+    ],
+  } satisfies ChannelSetup,
   setupHint:
     'Create a custom app at open.feishu.cn/app (Lark: open.larksuite.com/app), enable its bot, subscribe to ' +
     'im.message.receive_v1 over the long connection, and put its App ID and App Secret in channels.feishu.',

@@ -8,6 +8,7 @@ import { UserError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import { defineChannel } from '../definition.js';
 import { channelSdk, channelSettingsSchema, requireSetting } from '../settings.js';
+import { allowFromField, type ChannelSetup, groupPolicyField } from '../setup.js';
 
 export const matrixSettingsSchema = channelSettingsSchema.extend({
   /** The homeserver's client-server API root, e.g. https://matrix.org (what Element shows as "Homeserver"). */
@@ -37,7 +38,42 @@ export const matrixChannel = defineChannel<MatrixSettings>({
   name: 'matrix',
   displayName: 'Matrix',
   schema: matrixSettingsSchema,
-  credentials: ['accessToken'],
+  setup: {
+    officialUrl: 'https://matrix.org/ecosystem/clients/',
+    fields: [
+      {
+        key: 'homeserver',
+        kind: 'string',
+        label: 'Homeserver',
+        help: 'The https:// URL of the bot account’s homeserver.',
+        required: true,
+        defaultValue: 'https://matrix.org',
+      },
+      {
+        key: 'userId',
+        kind: 'string',
+        label: 'User ID',
+        help: 'The bot account’s full ID, like @nanobot:matrix.org.',
+        required: true,
+      },
+      {
+        key: 'password',
+        kind: 'secret',
+        label: 'Password',
+        help: 'The bot account’s password: the bot logs in itself.',
+      },
+      { key: 'accessToken', kind: 'secret', label: 'Access token', help: TOKEN_HINT, credential: true },
+      {
+        key: 'deviceId',
+        kind: 'string',
+        label: 'Device ID',
+        help: 'The device of that access token (optional; a password login makes its own).',
+      },
+      groupPolicyField('open'),
+      allowFromField,
+    ],
+    oneOf: [['password'], ['accessToken']],
+  } satisfies ChannelSetup,
   setupHint:
     'Create a Matrix account for the bot, then set channels.matrix.homeserver, userId and password (or accessToken).',
   validate(settings) {

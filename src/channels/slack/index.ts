@@ -7,6 +7,7 @@ import { checkSecureUrl } from '../../security/hosts.js';
 import { UserError } from '../../util/errors.js';
 import { defineChannel } from '../definition.js';
 import { channelSdk, channelSettingsSchema, requireSetting } from '../settings.js';
+import { allowFromField, type ChannelSetup, groupPolicyField } from '../setup.js';
 
 const idList = z.array(z.union([z.string(), z.number()]).transform(String));
 
@@ -59,7 +60,29 @@ export const slackChannel = defineChannel<SlackSettings>({
   name: 'slack',
   displayName: 'Slack',
   schema: slackSettingsSchema,
-  credentials: ['botToken', 'appToken'],
+  setup: {
+    officialUrl: 'https://api.slack.com/apps',
+    fields: [
+      {
+        key: 'botToken',
+        kind: 'secret',
+        label: 'Bot token',
+        help: 'The Bot User OAuth Token (xoxb-…) from OAuth & Permissions of your app.',
+        required: true,
+        credential: true,
+      },
+      {
+        key: 'appToken',
+        kind: 'secret',
+        label: 'App token',
+        help: 'An app-level token with connections:write (xapp-…), made when you turn on Socket Mode.',
+        required: true,
+        credential: true,
+      },
+      allowFromField,
+      groupPolicyField(),
+    ],
+  } satisfies ChannelSetup,
   setupHint: SETUP_HINT,
   validate(settings) {
     requireSetting(

@@ -5,8 +5,9 @@
 import { z } from 'zod';
 import { checkSecureUrl } from '../../security/hosts.js';
 import { UserError } from '../../util/errors.js';
-import { defineChannel } from '../definition.js';
+import { defineChannel, type VerifyResult } from '../definition.js';
 import { channelSdk, channelSettingsSchema, idList, requireSetting } from '../settings.js';
+import { allowFromField, type ChannelSetup, groupPolicyField } from '../setup.js';
 
 /**
  * nanobot matched a bare Telegram username in allowFrom (`"alice"`). A Telegram username starts with a letter and an
@@ -42,7 +43,27 @@ export const telegramChannel = defineChannel<TelegramSettings>({
   name: 'telegram',
   displayName: 'Telegram',
   schema: telegramSettingsSchema,
-  credentials: ['token'],
+  setup: {
+    officialUrl: 'https://t.me/BotFather',
+    fields: [
+      {
+        key: 'token',
+        kind: 'secret',
+        label: 'Bot token',
+        help: 'Create a bot with @BotFather in Telegram and paste the token it gives you (123456:ABC…).',
+        required: true,
+        credential: true,
+      },
+      {
+        key: 'proxy',
+        kind: 'secret',
+        label: 'Proxy',
+        help: 'An HTTP(S) proxy for every Bot API call, e.g. http://127.0.0.1:7890; empty: none.',
+      },
+      allowFromField,
+      groupPolicyField(),
+    ],
+  } satisfies ChannelSetup,
   setupHint: 'Create a bot with @BotFather in Telegram and put its token in channels.telegram.token.',
   validate(settings) {
     requireSetting('telegram', 'token', settings.token, 'Create a bot with @BotFather and paste its token there.');
@@ -61,12 +82,50 @@ export const telegramChannel = defineChannel<TelegramSettings>({
         throw new UserError('channels.telegram.webhookPath must start with "/".');
     }
   },
+  verify: verifyBotToken,
   async createPlatform(settings, context) {
     const grammy = await channelSdk('telegram', 'Telegram', 'grammy', () => import('grammy'));
     const { TelegramPlatform } = await import('./platform.js');
     return new TelegramPlatform({ grammy, settings, log: context.log });
   },
 });
+
+/** getMe at the configured Bot API root: does Telegram accept the token, and which bot is it. */
+async function verifyBotToken(settings: TelegramSettings): Promise<VerifyResult> {
+  if (settings.proxy) {
+    return { status: 'skipped', message: 'Not checked here: the channel reaches Telegram through its proxy.' };
+  }
+  let response: Response;
+  try {
+    response = await fetch(`${apiRoot(settings.apiBase)}/bot${settings.token}/getMe`, {
+      signal: AbortSignal.timeout(VERIFY_TIMEOUT_MS),
+    });
+  } catch {
+    // The error may quote the URL, which holds the token: it is not passed on.
+    return { status: 'warn', message: 'Could not reach Telegram now. Try again later.' };
+  }
+  const body = (await response.json().catch(() => ({}))) as {
+    ok?: unknown;
+    result?: { id?: unknown; username?: unknown };
+  };
+  if ([400, 401, 403, 404].includes(response.status)) {
+    return { status: 'fail', message: `Telegram rejected the token: HTTP ${response.status}.` };
+  }
+  if (!response.ok || body.ok !== true || typeof body.result !== 'object' || body.result === null) {
+    return { status: 'warn', message: `Telegram could not verify the token: HTTP ${response.status}.` };
+  }
+  const { id, username } = body.result;
+  return {
+    status: 'pass',
+    message: 'Telegram accepted the bot token.',
+    identity: {
+      ...(typeof username === 'string' ? { name: username } : {}),
+      ...(typeof id === 'number' || typeof id === 'string' ? { account: String(id) } : {}),
+    },
+  };
+}
+
+const VERIFY_TIMEOUT_MS = 4_000;
 
 /**
  * The Bot API root without a trailing slash. The bot token travels in every URL, so plain http is accepted only

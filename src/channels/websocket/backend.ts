@@ -2,7 +2,7 @@
  * What the WebUI's REST surface reads from the running gateway: the session store, whether a session is busy, the
  * model, the channels and the cron jobs. The gateway binds it once it runs (`bindWebUi`); tests build one directly.
  */
-import { basename } from 'node:path';
+import { basename, join } from 'node:path';
 import { listCronJobs } from '../../cron/service.js';
 import type { CronJob, CronSchedule } from '../../cron/types.js';
 import type { GatewayContext, GatewayService } from '../../gateway/lifecycle.js';
@@ -10,6 +10,9 @@ import type { McpManager } from '../../mcp/manager.js';
 import { estimateTextTokens } from '../../memory/tokens.js';
 import type { Session, SessionStore } from '../../session/types.js';
 import { type ConfigAccess, configAccess } from '../../webui/config-access.js';
+import type { ChannelHealth } from '../manager.js';
+import { type PairingResult, PairingStore } from '../pairing.js';
+import { approvedNotice } from '../pairing-command.js';
 import type { CommandInfo } from './commands-api.js';
 import type { StatusReport } from './frames.js';
 import type { WorkspaceScope } from './sessions-api.js';
@@ -34,6 +37,16 @@ export interface WebUiBackend {
   // --- MCP (src/webui/mcp-presets.ts) ---
   /** The running agent's MCP servers (live state, tool names, retry); undefined when none are configured. */
   mcp?(): McpRuntime | undefined;
+  // Settings › channels, pairing (src/webui/settings-features.ts, settings-pairing.ts):
+  /** Each running channel's state and last error, as /health reports it. */
+  channelHealth?(): Record<string, ChannelHealth>;
+  /** The pairing store the channels check, and how an approved sender is told (as `/pairing approve` does). */
+  pairing?(): PairingAccess;
+}
+
+export interface PairingAccess {
+  store: PairingStore;
+  notifyApproved(approved: PairingResult): void;
 }
 
 /** What the WebUI's MCP settings read from the running agent's MCP servers. */
@@ -48,6 +61,8 @@ export interface NamedStatus {
 /** A backend over a running gateway: its live agent (a config reload swaps it) and its channels. */
 export function gatewayBackend(context: GatewayContext, channels: () => readonly NamedStatus[]): WebUiBackend {
   const settingsConfig = configAccess(context.loaded, context.reload);
+  // The same file the gateway's channels check (re-read by its stat), so an approval admits the next message.
+  const pairing = new PairingStore({ dir: join(context.loaded().dataDir, 'pairing') });
   return {
     sessions: () => context.agent().sessions,
     isBusy: (key) => context.agent().loop.isActive(key),
@@ -71,6 +86,13 @@ export function gatewayBackend(context: GatewayContext, channels: () => readonly
     config: () => settingsConfig,
     // --- MCP (src/webui/mcp-presets.ts) ---
     mcp: () => context.agent().mcp,
+    channelHealth: () => context.channels(),
+    pairing: () => ({
+      store: pairing,
+      notifyApproved: (approved) => {
+        context.bus.publishOutbound({ channel: approved.channel, chatId: approved.chatId, content: approvedNotice });
+      },
+    }),
     workspaceScope: () => {
       const { workspace, config } = context.loaded();
       return workspaceScopeOf(workspace, config.tools.restrictToWorkspace);

@@ -19,10 +19,15 @@ export const websocketChannel: RegisteredChannel = {
   name: 'websocket',
   displayName: 'WebSocket + WebUI',
   credentials: [],
+  // Served by the gateway itself and always on in nanobot's WebUI: nothing to fill in.
+  setup: { fields: [] },
   setupHint:
     'On by default, served by the gateway at channels.websocket.host:port; `nanobot webui` opens it with your token.',
   schema: websocketSettingsSchema,
   parse: parseWebSocketSettings,
+  checkSchema: (block) => {
+    parseChannelSettings('websocket', block, websocketSettingsSchema);
+  },
   // No login: say where this config serves it and where its token is, from the settings and the real data dir.
   async login(block, context) {
     const settings = parseWebSocketSettings(block);

@@ -23,21 +23,6 @@ export const UNSUPPORTED_ACTIONS: readonly string[] = [
   'automation.run',
   'automation.update',
   'workspace.pick_folder',
-  'settings.api_service.start',
-  'settings.api_service.stop',
-  'settings.cli_app.install',
-  'settings.cli_app.update',
-  'settings.cli_app.uninstall',
-  'settings.cli_app.test',
-  'settings.feature.enable',
-  'settings.feature.disable',
-  'settings.channel.validate',
-  'settings.channel.configure',
-  'settings.channel.connect.start',
-  'settings.channel.connect.poll',
-  'settings.channel.connect.cancel',
-  'settings.pairing.approve',
-  'settings.pairing.deny',
 ];
 const UNSUPPORTED = new Set(UNSUPPORTED_ACTIONS);
 

@@ -8,6 +8,7 @@ import type { ChannelHealth } from '../../channels/manager.js';
 import { PairingStore } from '../../channels/pairing.js';
 import { runPairingCommand } from '../../channels/pairing-command.js';
 import { CHANNEL_DEFINITIONS, channelBlocks, findChannel } from '../../channels/registry.js';
+import { setupField } from '../../channels/setup.js';
 import type { LoadedConfig } from '../../config/load.js';
 import { isProcessAlive, readState } from '../../gateway/state-file.js';
 import { collectSecrets, redactSecrets } from '../../security/secrets.js';
@@ -113,6 +114,11 @@ export async function channelsLogin(name: string, opts: GlobalOptions, io: Chann
       `${definition.displayName} needs no interactive login: set ${keys.join(' and ')} in ${loaded.configPath}.\n` +
         `${definition.setupHint}\n`,
     );
+    // The same field descriptions the WebUI's channel form shows (src/channels/setup.ts).
+    for (const key of missing) {
+      const field = setupField(definition.setup, key);
+      if (field) io.out(`  channels.${name}.${key} (${field.label}): ${field.help}\n`);
+    }
   } else {
     io.out(`${definition.displayName} needs no login. ${definition.setupHint}\n`);
   }

@@ -4,11 +4,18 @@
  * Never silent: without `--yes`, a terminal gets a y/N prompt (default no) and a script gets an error naming the
  * command to run.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { UserError } from '../../util/errors.js';
-import { installOnDemand, ON_DEMAND_USES, packagesDir, pinnedSpec } from '../../util/on-demand.js';
+import {
+  installOnDemand,
+  missingPackages,
+  ON_DEMAND_USES,
+  packageInstalled,
+  packagesDir,
+  pinnedSpec,
+} from '../../util/on-demand.js';
+
+export { missingPackages, packageInstalled };
 
 export interface PackagesIo {
   out(text: string): void;
@@ -45,21 +52,6 @@ export function packagesFor(name: string): readonly string[] {
     `"${name}" has no packages to install.`,
     `Names with optional packages: ${Object.keys(ON_DEMAND_USES).join(', ')} (the WebSocket channel needs none).`,
   );
-}
-
-/** Is this package where nanobot looks for it: beside the package (a clone, a local install) or in ~/.nanobot/packages? */
-export function packageInstalled(name: string, home: string): boolean {
-  try {
-    import.meta.resolve(name);
-    return true;
-  } catch {
-    return existsSync(join(packagesDir(home), 'node_modules', name, 'package.json'));
-  }
-}
-
-/** The on-demand packages `name` (a channel, `bedrock`) needs that are not installed. */
-export function missingPackages(name: string, home: string): string[] {
-  return (ON_DEMAND_USES[name.toLowerCase()] ?? []).filter((pkg) => !packageInstalled(pkg, home));
 }
 
 /** Installs what `name` needs if anything is missing, after consent (`yes`, or a y/N answer on the terminal). */

@@ -38,6 +38,8 @@ export async function startWebUiGateway(
   websocket: Record<string, unknown> = {},
   /** An existing HOME (e.g. an upstream home): its config is pointed at the fake LLM and a free port. */
   existingHome?: string,
+  /** More `channels.<name>` blocks next to the WebSocket one. */
+  channels: Record<string, unknown> = {},
 ): Promise<WebUiGateway> {
   const fake = await startFakeLLM(script);
   const home = existingHome ?? (await mkdtemp(join(tmpdir(), 'nb-webui-')));
@@ -53,7 +55,7 @@ export async function startWebUiGateway(
     providers: { custom: { apiKey: 'test-key', apiBase: `${fake.url}/v1` } },
     tools: { web: { enable: false } },
     gateway: { heartbeat: { enabled: false } },
-    channels: { websocket: { enabled: true, port, pingIntervalS: 60, ...websocket } },
+    channels: { ...channels, websocket: { enabled: true, port, pingIntervalS: 60, ...websocket } },
   };
   writeFileSync(configPath, JSON.stringify(config, null, 2));
   const loaded = await loadConfig({ configPath, home, env: {} });
