@@ -8,6 +8,8 @@ import type { CronJob, CronSchedule } from '../../cron/types.js';
 import type { GatewayContext, GatewayService } from '../../gateway/lifecycle.js';
 import { estimateTextTokens } from '../../memory/tokens.js';
 import type { Session, SessionStore } from '../../session/types.js';
+import { LocalTriggerStore } from '../../triggers/local-store.js';
+import type { AutomationServices } from '../../webui/automations.js';
 import { type ConfigAccess, configAccess } from '../../webui/config-access.js';
 import type { CommandInfo } from './commands-api.js';
 import type { StatusReport } from './frames.js';
@@ -28,6 +30,9 @@ export interface WebUiBackend {
   runStartedAt?(sessionKey: string): number | undefined;
   /** The live config, and changes to its file (the settings API, src/webui/). */
   config?(): ConfigAccess;
+  // ── automations (src/webui/automations.ts) ──
+  /** The running cron service and the local-trigger store, which every automation change goes through. */
+  automations?(): AutomationServices;
 }
 
 /** Something with a name and a state, e.g. a Channel. */
@@ -59,6 +64,12 @@ export function gatewayBackend(context: GatewayContext, channels: () => readonly
         .loop.commands.list()
         .map(({ name, description, usage }) => ({ name, description, ...(usage ? { usage } : {}) })),
     config: () => settingsConfig,
+    // ── automations ──
+    automations: () => ({
+      ...(context.cron ? { cron: context.cron } : {}),
+      triggers: new LocalTriggerStore(context.loaded().workspace),
+      log: context.log,
+    }),
     workspaceScope: () => {
       const { workspace, config } = context.loaded();
       return workspaceScopeOf(workspace, config.tools.restrictToWorkspace);

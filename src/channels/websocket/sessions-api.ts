@@ -7,10 +7,11 @@
  *   GET /api/webui/sidebar-state               pins, title overrides, … (written by `sidebar.update`)
  * `<key>` is the URL-encoded session key (`websocket:<chat_id>`); another channel's key is "session not found".
  */
-import { jobOrigin } from '../../cron/types.js';
 import { estimateTextTokens } from '../../memory/tokens.js';
 import type { Session } from '../../session/types.js';
 import { sessionTitle } from '../../session/types.js';
+import { WebuiApiError } from '../../webui/api.js';
+import { removeSessionAutomations, sessionAutomationRows } from '../../webui/automations.js';
 import type { WebUiBackend } from './backend.js';
 import { CHAT_ID_PATTERN, type SessionListRow, type WorkspaceScope } from './frames.js';
 import type { SidebarStateStore } from './sidebar-state.js';
@@ -177,41 +178,11 @@ export async function sessionContext(backend: WebUiBackend, options: SessionsApi
   } satisfies ApiAnswer;
 }
 
-/** The automations (cron jobs) bound to the chat, as nanobot's `session_automations_payload`: `{"jobs": […]}`. */
+/** The chat's automations (its bound cron jobs and local triggers), as nanobot's `session_automations_payload`. */
 export async function sessionAutomations(backend: WebUiBackend, options: SessionsApiOptions, raw: string) {
   const target = sessionKeyFrom(raw, options.channel);
   if ('status' in target) return target;
-  const bound = (channel: string | null | undefined, chatId: string | null | undefined) =>
-    channel === options.channel && chatId === target.chatId;
-  const jobs = (await backend.cronJobs()).filter(
-    (job) =>
-      job.payload.sessionKey === target.key ||
-      bound(job.payload.channel, job.payload.to) ||
-      bound(jobOrigin(job)?.channel, jobOrigin(job)?.chatId),
-  );
-  return {
-    status: 200,
-    body: {
-      jobs: jobs.map((job) => ({
-        id: job.id,
-        name: job.name,
-        enabled: job.enabled,
-        schedule: {
-          kind: job.schedule.kind,
-          at_ms: job.schedule.atMs ?? null,
-          every_ms: job.schedule.everyMs ?? null,
-          expr: job.schedule.expr ?? null,
-          tz: job.schedule.tz ?? null,
-        },
-        payload: { message: job.payload.message ?? '' },
-        state: {
-          next_run_at_ms: job.state.nextRunAtMs ?? null,
-          last_status: job.state.lastStatus ?? null,
-          pending: false,
-        },
-      })),
-    },
-  } satisfies ApiAnswer;
+  return { status: 200, body: { jobs: await sessionAutomationRows(backend, target.key) } } satisfies ApiAnswer;
 }
 
 /** Deletes the session and nanobot's transcript of it: `{"deleted": bool}`, as nanobot answers `session.delete`. */
@@ -219,12 +190,25 @@ export async function deleteSession(
   backend: WebUiBackend,
   options: SessionsApiOptions,
   rawKey: string,
+  deleteAutomations = false,
 ): Promise<ApiAnswer> {
   const target = sessionKeyFrom(encodeURIComponent(rawKey), options.channel);
   if ('status' in target) return target;
   // The running turn saves its own copy of the session at the end, which would undo the delete.
   if (backend.isBusy(target.key)) {
     return { status: 409, body: { error: 'the agent is answering in this chat; stop it or try again after' } };
+  }
+  // Jobs bound to the chat would go on answering into a chat that is gone: the user confirms removing them too.
+  const automations = await sessionAutomationRows(backend, target.key);
+  if (automations.length && !deleteAutomations)
+    return { status: 200, body: { deleted: false, blocked_by_automations: true, automations } };
+  if (automations.length) {
+    try {
+      await removeSessionAutomations(backend, target.key);
+    } catch (error) {
+      if (error instanceof WebuiApiError) return { status: error.status, body: { error: error.message } };
+      throw error;
+    }
   }
   const sessions = backend.sessions();
   const existed = (await sessions.load(target.key)).messages.length > 0;
