@@ -168,14 +168,17 @@ const ScheduleSchema = z.discriminatedUnion('kind', [
   z.looseObject({ kind: z.literal('every'), every_ms: positiveInt }),
   z.looseObject({
     kind: z.literal('cron'),
-    expr: z.string().trim().min(1),
-    tz: z.string().trim().nullish(),
+    expr: z.string().trim().min(1).max(200),
+    tz: z.string().trim().max(100).nullish(),
   }),
   z.looseObject({ kind: z.literal('at'), at_ms: positiveInt }),
 ]);
+/** Longer than any name or prompt a user types; more is a mistake (or a flood) and would bloat jobs.json. */
+const MAX_NAME = 200;
+const MAX_MESSAGE = 20_000;
 const ValuesSchema = z.looseObject({
-  name: z.string().trim().min(1, 'name cannot be empty').optional(),
-  message: z.string().trim().min(1, 'message cannot be empty').optional(),
+  name: z.string().trim().min(1, 'name cannot be empty').max(MAX_NAME).optional(),
+  message: z.string().trim().min(1, 'message cannot be empty').max(MAX_MESSAGE).optional(),
   schedule: z.unknown().optional(),
 });
 
