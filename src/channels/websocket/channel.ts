@@ -120,6 +120,7 @@ export class WebSocketChannel implements Channel, WebUiHost {
       channel: this.name,
       transcripts: this.transcripts,
       sidebar: new SidebarStateStore(join(options.dataDir, 'webui')),
+      signMedia: (path) => this.signer.sign(path),
     };
     this.signer = new MediaSigner(join(options.dataDir, 'media'));
   }

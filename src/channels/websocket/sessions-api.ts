@@ -16,6 +16,7 @@ import type { WebUiBackend } from './backend.js';
 import { CHAT_ID_PATTERN, type SessionListRow, type WorkspaceScope } from './frames.js';
 import type { SidebarStateStore } from './sidebar-state.js';
 import { buildThread, threadQuery, threadQueryError } from './thread.js';
+import type { MediaSign } from './thread-fold.js';
 import type { WebuiTranscripts } from './transcript.js';
 
 /** nanobot's session metadata key for the chat's model preset, then ours (`/model` writes `model_preset`). */
@@ -27,6 +28,8 @@ export interface SessionsApiOptions {
   channel: string;
   transcripts: WebuiTranscripts;
   sidebar: SidebarStateStore;
+  /** Signed media URLs for the files of old chats (the channel's MediaSigner). */
+  signMedia?: MediaSign;
 }
 
 export interface ApiAnswer {
@@ -134,6 +137,7 @@ export async function webuiThread(
     session.messages,
     threadQuery(params),
     backend.isBusy(target.key),
+    options.signMedia,
   );
   if (!thread) return notFound('webui thread not found');
   return { status: 200, body: { ...thread, workspace_scope: scopeOf(session, backend) } };

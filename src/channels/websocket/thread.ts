@@ -8,7 +8,7 @@
 import type { ChatMessage } from '../../providers/types.js';
 import { publicContent, stripRuntimeContext } from '../../session/runtime-context.js';
 
-import { foldTranscript, type TranscriptLine, type UiMessage } from './thread-fold.js';
+import { foldTranscript, type MediaSign, type TranscriptLine, type UiMessage } from './thread-fold.js';
 
 export type { TranscriptLine, UiMessage };
 
@@ -72,6 +72,8 @@ export function buildThread(
   session: readonly ChatMessage[],
   query: ThreadQuery,
   running: boolean,
+  /** Signs the files of the chat (uploads, files the agent sent) so an old chat shows them after a reload. */
+  sign?: MediaSign,
 ): ThreadPayload | undefined {
   const chatId = sessionKey.slice(sessionKey.indexOf(':') + 1);
   const source = lines?.length ? lines : sessionAsTranscript(chatId, session);
@@ -88,7 +90,7 @@ export function buildThread(
       const turn = turns[i];
       if (!turn) continue;
       picked.unshift(turn);
-      count += foldTranscript(identify([turn])).length;
+      count += foldTranscript(identify([turn]), sign).length;
     }
     const first = picked[0];
     const hasMore = first !== undefined && first.ordinal > 0;
@@ -103,7 +105,7 @@ export function buildThread(
     turns = picked;
   }
   const selected = turns.flatMap((t) => t.records);
-  const messages = foldTranscript(identify(turns));
+  const messages = foldTranscript(identify(turns), sign);
   if (page) page.loaded_message_count = messages.length;
   return {
     schemaVersion: THREAD_SCHEMA_VERSION,
