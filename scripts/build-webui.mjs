@@ -42,6 +42,10 @@ export async function buildWebUi(target) {
   if (!existsSync(join(cached, 'index.html'))) {
     const staging = `${cached}.tmp-${process.pid}`;
     const [{ build }, { default: react }] = await Promise.all([import('vite'), import('@vitejs/plugin-react')]);
+    // The React plugin picks its JSX runtime from NODE_ENV, not from `mode`: under vitest (NODE_ENV=test) it emitted
+    // `jsxDEV` calls that the production React below does not have, and the page failed to start.
+    const callerEnv = process.env.NODE_ENV;
+    process.env.NODE_ENV = 'production';
     await build({
       root: webuiDir,
       base: './',
@@ -53,6 +57,9 @@ export async function buildWebUi(target) {
       plugins: [react()],
       logLevel: 'warn',
       build: { outDir: staging, emptyOutDir: true, target: 'es2022', chunkSizeWarningLimit: 1024 },
+    }).finally(() => {
+      if (callerEnv === undefined) delete process.env.NODE_ENV;
+      else process.env.NODE_ENV = callerEnv;
     });
     try {
       renameSync(staging, cached);

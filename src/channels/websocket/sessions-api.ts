@@ -30,6 +30,10 @@ export interface SessionsApiOptions {
   sidebar: SidebarStateStore;
   /** Signed media URLs for the files of old chats (the channel's MediaSigner). */
   signMedia?: MediaSign;
+  /** When the chat's running turn started (epoch seconds), while one runs (the channel's turn lifecycle). */
+  runStartedAt?(chatId: string): number | undefined;
+  /** The turn that owns the chat now, if one runs or waits. */
+  activeTurn?(chatId: string): string | undefined;
 }
 
 export interface ApiAnswer {
@@ -64,7 +68,7 @@ export async function listSessions(backend: WebUiBackend, options: SessionsApiOp
     if (!summary.key.startsWith(prefix) || !CHAT_ID_PATTERN.test(summary.key.slice(prefix.length))) continue;
     const session = await backend.sessions().load(summary.key);
     listed.add(summary.key);
-    rows.push(rowOf(session, backend, summary.preview ?? ''));
+    rows.push(rowOf(session, backend, summary.preview ?? '', options));
   }
   // A chat nanobot's WebUI has a transcript of but no session file for (deleted history, a fresh chat) still lists.
   for (const chatId of options.transcripts.chats()) {
@@ -90,7 +94,7 @@ export async function listSessions(backend: WebUiBackend, options: SessionsApiOp
   return { status: 200, body: { sessions: rows } };
 }
 
-function rowOf(session: Session, backend: WebUiBackend, preview: string): SessionListRow {
+function rowOf(session: Session, backend: WebUiBackend, preview: string, options: SessionsApiOptions): SessionListRow {
   const preset = MODEL_PRESET_KEYS.map((k) => session.metadata[k]).find((v) => typeof v === 'string' && v.trim());
   const row: SessionListRow = {
     key: session.key,
@@ -101,7 +105,8 @@ function rowOf(session: Session, backend: WebUiBackend, preview: string): Sessio
     model_preset: typeof preset === 'string' && preset.trim() ? preset.trim() : null,
     workspace_scope: scopeOf(session, backend),
   };
-  const started = backend.runStartedAt?.(session.key);
+  const chatId = session.key.slice(options.channel.length + 1);
+  const started = options.runStartedAt?.(chatId) ?? backend.runStartedAt?.(session.key);
   if (started !== undefined) row.run_started_at = started;
   return row;
 }
@@ -138,6 +143,7 @@ export async function webuiThread(
     threadQuery(params),
     backend.isBusy(target.key),
     options.signMedia,
+    options.activeTurn?.(target.chatId),
   );
   if (!thread) return notFound('webui thread not found');
   return { status: 200, body: { ...thread, workspace_scope: scopeOf(session, backend) } };

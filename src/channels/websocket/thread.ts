@@ -74,6 +74,8 @@ export function buildThread(
   running: boolean,
   /** Signs the files of the chat (uploads, files the agent sent) so an old chat shows them after a reload. */
   sign?: MediaSign,
+  /** The turn running (or next) in the chat: the client resumes following it after a reload. */
+  activeTurn?: string,
 ): ThreadPayload | undefined {
   const chatId = sessionKey.slice(sessionKey.indexOf(':') + 1);
   const source = lines?.length ? lines : sessionAsTranscript(chatId, session);
@@ -113,7 +115,7 @@ export function buildThread(
     messages,
     completed_turn_ids: completedTurnIds(selected),
     has_pending_tool_calls: running || pendingTail(selected),
-    active_turn_id: null,
+    active_turn_id: running ? (activeTurn ?? null) : null,
     ...(page ? { page } : {}),
   };
 }

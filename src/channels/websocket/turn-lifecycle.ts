@@ -12,7 +12,7 @@
  */
 import type { OutboundMessage } from '../../bus/types.js';
 import { META } from '../metadata.js';
-import type { ServerFrame } from './frames.js';
+import type { GoalStateBlob, ServerFrame } from './frames.js';
 
 /** nanobot's metadata key for the client's turn id. */
 export const WEBUI_TURN_ID = 'webui_turn_id';
@@ -33,6 +33,8 @@ export interface Addressed {
 export class TurnLifecycle {
   /** Per chat, the turns accepted and not ended yet, oldest (the running one) first. */
   private readonly open = new Map<string, string[]>();
+  /** Per chat, when its running turn started (epoch seconds, nanobot's `started_at` / `run_started_at`). */
+  private readonly starts = new Map<string, number>();
   private lastModel?: string;
 
   constructor(private readonly now: () => number = Date.now) {}
@@ -52,6 +54,11 @@ export class TurnLifecycle {
     };
   }
 
+  /** When the chat's running turn started (epoch seconds), while one runs. */
+  startedAt(chatId: string): number | undefined {
+    return this.starts.get(chatId);
+  }
+
   /** The turn that owns the chat now (running, or accepted and next), if one is known. */
   activeTurn(chatId: string): string | undefined {
     return this.open.get(chatId)?.[0];
@@ -61,7 +68,13 @@ export class TurnLifecycle {
    * The frames for `message`: `frames` (what the agent said, from framesFor) tagged with the turn, plus the
    * lifecycle frames its start or end brings. `model` is read only when a turn starts.
    */
-  frames(message: OutboundMessage, frames: ServerFrame[], model: () => TurnModel | undefined): Addressed[] {
+  frames(
+    message: OutboundMessage,
+    frames: ServerFrame[],
+    model: () => TurnModel | undefined,
+    /** The chat's goal after the turn, carried by its `turn_end`. */
+    goal?: GoalStateBlob,
+  ): Addressed[] {
     const meta = message.metadata ?? {};
     const turnId = typeof meta[WEBUI_TURN_ID] === 'string' ? meta[WEBUI_TURN_ID] : undefined;
     const tag = turnId ? { turn_id: turnId } : {};
@@ -70,9 +83,10 @@ export class TurnLifecycle {
       if (turnId) this.running(chat_id, turnId);
       return this.started(chat_id, tag, model());
     }
-    const out: Addressed[] = frames.map((frame) => ({
-      frame: turnId && 'chat_id' in frame ? { ...frame, ...tag } : frame,
-    }));
+    const out: Addressed[] = frames.map((frame) => {
+      const tagged = turnId && 'chat_id' in frame ? { ...frame, ...tag } : frame;
+      return { frame: goal && tagged.event === 'turn_end' ? { ...tagged, goal_state: goal } : tagged };
+    });
     if (meta[META.turnEnd] === true) {
       this.ended(chat_id, turnId);
       out.push({ frame: { event: 'session_updated', chat_id, scope: 'thread' }, everyone: true });
@@ -86,7 +100,9 @@ export class TurnLifecycle {
     if (model?.model && this.lastModel !== undefined && this.lastModel !== model.model) {
       out.push({ frame: { event: 'runtime_model_updated', model_name: model.model }, everyone: true });
     }
-    out.push({ frame: { event: 'goal_status', chat_id, status: 'running', started_at: this.now() / 1000, ...tag } });
+    const startedAt = this.now() / 1000;
+    if (!this.starts.has(chat_id)) this.starts.set(chat_id, startedAt);
+    out.push({ frame: { event: 'goal_status', chat_id, status: 'running', started_at: startedAt, ...tag } });
     if (model?.model) {
       this.lastModel = model.model;
       const window = model.contextWindowTokens ? { context_window_tokens: model.contextWindowTokens } : {};
@@ -104,6 +120,8 @@ export class TurnLifecycle {
   }
 
   private ended(chatId: string, turnId: string | undefined): void {
+    // The next queued turn, if any, starts its own clock with its own `goal_status running`.
+    this.starts.delete(chatId);
     const turns = this.open.get(chatId);
     if (!turns) return;
     const index = turnId === undefined ? -1 : turns.indexOf(turnId);
