@@ -14,6 +14,7 @@ import { OutboundRouter } from '../channels/router.js';
 import { bindWebUi } from '../channels/websocket/backend.js';
 import { type LoadedConfig, loadConfig } from '../config/load.js';
 import { configNotices } from '../config/notices.js';
+import type { CronService } from '../cron/service.js';
 import { type ConfigWatcher, watchConfigFile } from '../gateway/config-watch.js';
 import { DeliveryTracker } from '../gateway/deliveries.js';
 import { Dispatcher } from '../gateway/dispatcher.js';
@@ -61,6 +62,8 @@ export interface StartGatewayOptions {
   limitHeapGrowth?: boolean;
   /** Runs a cron job now for `nanobot cron run` (POST /cron/run, with the token from the state file). */
   runCronJob?: GatewayControl['runCronJob'];
+  /** The cron service the gateway runs (the WebUI's automations change jobs through it). */
+  cron?: CronService;
 }
 
 export { DRAIN_TIMEOUT_MS } from './gateway-shutdown.js';
@@ -147,6 +150,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     channels: () => manager.report(),
     // Defined below, once the reloader exists; services only call it after start-up.
     reload: () => reload(),
+    ...(options.cron ? { cron: options.cron } : {}),
   };
   const services = buildServices(options.services ?? [], channels, context);
 

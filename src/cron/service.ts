@@ -27,6 +27,7 @@ import {
   needsNextRun,
   type RunTrigger,
   recordRun,
+  safeNextRun,
   scheduleProblem,
   skipMissed,
 } from './job-state.js';
@@ -45,11 +46,21 @@ import {
   type CronJob,
   type CronRunHandler,
   type CronRunResult,
+  type CronSchedule,
   isBoundJob,
   isProtectedJob,
   type NewCronJob,
+  type ScheduleInput,
   withOwnSettings,
 } from './types.js';
+
+/** What `edit` changes; absent fields stay. */
+export interface CronJobEdit {
+  name?: string;
+  payloadMessage?: string;
+  schedule?: ScheduleInput;
+  deleteAfterRun?: boolean;
+}
 
 /** Where to look up the chat ids a job can be bound to (printed with "needs a chat" errors). */
 export const CHAT_IDS_HINT =
@@ -178,17 +189,7 @@ export class CronService {
     if (!name) throw new CronError('A cron job needs a name.');
     const message = input.payload.message.trim();
     if (!message) throw new CronError('A cron job needs a message.');
-    const schedule = toStoredSchedule(input.schedule);
-    validateSchedule(schedule, this.timezone);
-    const now = this.clock.now();
-    if (schedule.kind === 'at' && schedule.atMs! <= now) {
-      const tz = this.timezone ?? 'UTC';
-      throw new CronError(
-        `The time ${formatInstant(schedule.atMs!, tz)} (${tz}) is in the past; now is ${formatInstant(now, tz)}.`,
-      );
-    }
-    const nextRunAtMs = nextRunAt(schedule, { nowMs: now, defaultTimezone: this.timezone });
-    if (nextRunAtMs === null) throw new CronError(`The schedule '${schedule.expr}' never fires.`);
+    const { schedule, nextRunAtMs, now } = this.checkedSchedule(input.schedule);
     const { sessionKey, originChannel, originChatId } = input.payload;
     if (!sessionKey?.trim() || !originChannel?.trim() || !originChatId?.trim())
       throw new CronError('A cron job needs a chat to run in (a channel and a chat id).', CHAT_IDS_HINT);
@@ -286,6 +287,41 @@ export class CronService {
     return removed;
   }
 
+  /**
+   * Enables or disables a user job (nanobot's enable_job): enabling schedules its next run from now, disabling
+   * clears it. Undefined when there is no such id; a system job is refused.
+   */
+  async setEnabled(id: string, enabled: boolean): Promise<CronJob | undefined> {
+    return this.modify(id, (job) => {
+      job.enabled = enabled;
+    });
+  }
+
+  /**
+   * Changes a user job's name, message or schedule (nanobot's update_job; what the WebUI's edit form sends). The
+   * schedule is checked as `add` checks it, and the next run is computed again. Undefined when there is no such id.
+   */
+  async edit(id: string, change: CronJobEdit): Promise<CronJob | undefined> {
+    const name = change.name?.trim();
+    if (change.name !== undefined && !name) throw new CronError('A cron job needs a name.');
+    const message = change.payloadMessage?.trim();
+    if (change.payloadMessage !== undefined && !message) throw new CronError('A cron job needs a message.');
+    const schedule = change.schedule ? this.checkedSchedule(change.schedule).schedule : undefined;
+    return this.modify(id, (job) => {
+      if (name) job.name = name;
+      if (message) job.payload.message = message;
+      if (schedule) {
+        job.schedule = schedule;
+        job.deleteAfterRun = change.deleteAfterRun ?? schedule.kind === 'at';
+      } else if (change.deleteAfterRun !== undefined) job.deleteAfterRun = change.deleteAfterRun;
+    });
+  }
+
+  /** A run of this job is in progress (scheduled or manual). */
+  isRunning(id: string): boolean {
+    return this.running.has(id);
+  }
+
   /** Runs a job now, whatever its schedule; records the run but leaves the schedule (and `at` jobs) in place. */
   async runNow(id: string): Promise<CronRunResult> {
     await this.serial(() => this.syncReadable());
@@ -299,6 +335,57 @@ export class CronService {
   }
 
   // ── internals ────────────────────────────────────────────────────────────────────────────────────────────────
+
+  /** A schedule as stored, checked: valid, not in the past, and firing at least once. */
+  private checkedSchedule(input: ScheduleInput): { schedule: CronSchedule; nextRunAtMs: number; now: number } {
+    const schedule = toStoredSchedule(input);
+    validateSchedule(schedule, this.timezone);
+    const now = this.clock.now();
+    if (schedule.kind === 'at' && schedule.atMs! <= now) {
+      const tz = this.timezone ?? 'UTC';
+      throw new CronError(
+        `The time ${formatInstant(schedule.atMs!, tz)} (${tz}) is in the past; now is ${formatInstant(now, tz)}.`,
+      );
+    }
+    const nextRunAtMs = nextRunAt(schedule, { nowMs: now, defaultTimezone: this.timezone });
+    if (nextRunAtMs === null) throw new CronError(`The schedule '${schedule.expr}' never fires.`);
+    return { schedule, nextRunAtMs, now };
+  }
+
+  /**
+   * Changes one user job in the store (the scheduler's process writes jobs.json; any other logs the change to
+   * action.jsonl, as nanobot's CLI does), then computes its next run again and keeps it bound (an unbound agent job
+   * stays disabled). Undefined when there is no such id.
+   */
+  private async modify(id: string, change: (job: CronJob) => void): Promise<CronJob | undefined> {
+    const apply = (job: CronJob): CronJob => {
+      if (isProtectedJob(job))
+        throw new CronError(`'${job.name}' is a protected system job and cannot be changed.`, SYSTEM_JOB_HINT);
+      change(job);
+      const now = this.clock.now();
+      job.updatedAtMs = now;
+      enforceBinding(job, now);
+      job.state.nextRunAtMs = job.enabled ? safeNextRun(job.schedule, now, null, this.timezone) : null;
+      return structuredClone(job);
+    };
+    const changed = await this.serial(async () => {
+      if (this.started)
+        return this.update((data) => {
+          const job = data.jobs.find((candidate) => candidate.id === id);
+          return job ? apply(job) : undefined;
+        });
+      await this.syncReadable();
+      const current = this.jobs.find((candidate) => candidate.id === id);
+      if (!current) return undefined;
+      const job = apply(structuredClone(current));
+      await appendAction(this.workspace, 'update', job);
+      await this.syncFromDisk();
+      return job;
+    });
+    this.arm();
+    if (changed) this.log.info(`cron: changed '${changed.name}' (${id})`);
+    return changed;
+  }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const next = this.queue.then(fn, fn);

@@ -7,6 +7,7 @@ import type { Agent } from '../agent/agent.js';
 import type { MessageBus } from '../bus/message-bus.js';
 import type { ChannelHealth } from '../channels/manager.js';
 import type { LoadedConfig } from '../config/load.js';
+import type { CronService } from '../cron/service.js';
 import { errorMessage } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -30,6 +31,8 @@ export interface GatewayContext {
   channels(): Record<string, ChannelHealth>;
   /** Re-reads the config file and applies it now (the file watcher would, a moment later); false if invalid. */
   reload(): Promise<boolean>;
+  /** The cron service this gateway runs, when it runs one (every job change goes through it). */
+  cron?: CronService;
 }
 
 export type GatewayServiceSpec = GatewayService | ((context: GatewayContext) => GatewayService);

@@ -67,6 +67,14 @@ export interface SessionWork {
 
 const PREVIEW_MAX = 120;
 
+/** `[image: /home/…/media/websocket/photo.png]`, the line a turn keeps per attachment (agent/context.ts). */
+const ATTACHMENT_MARKER = /\[(image|file): ([^\]\n]+)\]/g;
+
+/** A chat list shows the attachment's name, never where it lies on the server. */
+function attachmentName(_marker: string, kind: string, file: string): string {
+  return `[${kind}: ${file.trim().split(/[\\/]/).filter(Boolean).at(-1) ?? ''}]`;
+}
+
 /** The first user message's text, runtime context left out, on one line (nanobot's session-list preview). */
 export function sessionPreview(messages: readonly ChatMessage[]): string | undefined {
   for (const message of messages) {
@@ -78,7 +86,7 @@ export function sessionPreview(messages: readonly ChatMessage[]): string | undef
         : Array.isArray(content)
           ? content.map((part) => (part.type === 'text' ? part.text : '')).join(' ')
           : '';
-    const text = stripRuntimeContext(raw).replace(/\s+/g, ' ').trim();
+    const text = stripRuntimeContext(raw).replace(ATTACHMENT_MARKER, attachmentName).replace(/\s+/g, ' ').trim();
     if (text) return text.length > PREVIEW_MAX ? `${text.slice(0, PREVIEW_MAX - 1).trimEnd()}…` : text;
   }
   return undefined;

@@ -134,6 +134,21 @@ export class LocalTriggerStore {
     return (await this.list()).find((t) => t.id === id);
   }
 
+  /** Enables, disables or renames a trigger (nanobot's enable/update); undefined when there is none with that id. */
+  async change(id: string, change: { enabled?: boolean; name?: string }): Promise<LocalTrigger | undefined> {
+    return this.locked(async () => {
+      const triggers = this.load();
+      const trigger = triggers.find((t) => t.id === id);
+      if (!trigger) return undefined;
+      if (change.enabled !== undefined) trigger.enabled = change.enabled;
+      const name = change.name?.trim().split(/\s+/).join(' ').slice(0, 120);
+      if (name) trigger.name = name;
+      trigger.updatedAtMs = Date.now();
+      this.save(triggers);
+      return trigger;
+    });
+  }
+
   /** Removes the trigger and its queued deliveries; false when there is none with that id. */
   async delete(id: string): Promise<boolean> {
     return this.locked(async () => {

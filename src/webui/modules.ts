@@ -1,5 +1,6 @@
 /** Every WebUI API module (api.ts). A route or action is looked up in this order; the first match answers. */
 import type { WebuiApiModule } from './api.js';
+import { automationsModule } from './automations.js';
 import { mcpPresetsModule } from './mcp-presets.js';
 import { settingsFeaturesModule } from './settings-features.js';
 import { settingsModelsModule } from './settings-models.js';
@@ -14,4 +15,5 @@ export const WEBUI_API_MODULES: readonly WebuiApiModule[] = [
   settingsSystemModule,
   mcpPresetsModule,
   skillsModule,
+  automationsModule,
 ];

@@ -240,7 +240,17 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
 
   const remove = async (chatId: string) => {
     if (!socket.current) throw new Error(t('app.notConnected'));
-    await socket.current.request('session.delete', { key: sessionKeyOf(chatId) });
+    const key = sessionKeyOf(chatId);
+    const answer = (await socket.current.request('session.delete', { key })) as {
+      blocked_by_automations?: boolean;
+      automations?: unknown[];
+    };
+    // The gateway keeps a chat its automations answer in until the user agrees to delete them too.
+    if (answer.blocked_by_automations) {
+      const count = answer.automations?.length ?? 0;
+      if (!window.confirm(t('sidebar.confirmDeleteAutomations', { count }))) return;
+      await socket.current.request('session.delete', { key, delete_automations: true });
+    }
     setPending((list) => list.filter((row) => row.chat_id !== chatId));
     setChats(({ [chatId]: _gone, ...rest }) => rest);
     await refreshSessions();

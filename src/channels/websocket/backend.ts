@@ -9,6 +9,8 @@ import type { GatewayContext, GatewayService } from '../../gateway/lifecycle.js'
 import type { McpManager } from '../../mcp/manager.js';
 import { estimateTextTokens } from '../../memory/tokens.js';
 import type { Session, SessionStore } from '../../session/types.js';
+import { LocalTriggerStore } from '../../triggers/local-store.js';
+import type { AutomationServices } from '../../webui/automations.js';
 import { type ConfigAccess, configAccess } from '../../webui/config-access.js';
 import type { ChannelHealth } from '../manager.js';
 import { type PairingResult, PairingStore } from '../pairing.js';
@@ -42,6 +44,9 @@ export interface WebUiBackend {
   channelHealth?(): Record<string, ChannelHealth>;
   /** The pairing store the channels check, and how an approved sender is told (as `/pairing approve` does). */
   pairing?(): PairingAccess;
+  // ── automations (src/webui/automations.ts) ──
+  /** The running cron service and the local-trigger store, which every automation change goes through. */
+  automations?(): AutomationServices;
 }
 
 export interface PairingAccess {
@@ -92,6 +97,12 @@ export function gatewayBackend(context: GatewayContext, channels: () => readonly
       notifyApproved: (approved) => {
         context.bus.publishOutbound({ channel: approved.channel, chatId: approved.chatId, content: approvedNotice });
       },
+    }),
+    // ── automations ──
+    automations: () => ({
+      ...(context.cron ? { cron: context.cron } : {}),
+      triggers: new LocalTriggerStore(context.loaded().workspace),
+      log: context.log,
     }),
     workspaceScope: () => {
       const { workspace, config } = context.loaded();

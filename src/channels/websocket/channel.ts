@@ -26,7 +26,8 @@ import { META } from '../metadata.js';
 import type { PairingStore } from '../pairing.js';
 import type { DeliverySwitches } from '../settings.js';
 import type { WebUiBackend, WebUiHost } from './backend.js';
-import type { ClientEnvelope, InlineAttachment, ServerFrame } from './frames.js';
+import type { ClientEnvelope, GoalStateBlob, InlineAttachment, ServerFrame } from './frames.js';
+import { goalShown, goalStateBlob } from './goal-state.js';
 import { startWebUiServer, type WebUiServer } from './http.js';
 import { decodeInlineMedia, storeInlineMedia } from './inline-media.js';
 import { MediaRefs } from './media-refs.js';
@@ -120,6 +121,9 @@ export class WebSocketChannel implements Channel, WebUiHost {
       channel: this.name,
       transcripts: this.transcripts,
       sidebar: new SidebarStateStore(join(options.dataDir, 'webui')),
+      signMedia: (path) => this.signer.sign(path),
+      runStartedAt: (chatId) => this.lifecycle.startedAt(chatId),
+      activeTurn: (chatId) => this.lifecycle.activeTurn(chatId),
     };
     this.signer = new MediaSigner(join(options.dataDir, 'media'));
   }
@@ -211,7 +215,8 @@ export class WebSocketChannel implements Channel, WebUiHost {
       ? []
       : framesFor(message, this.switches(), (path) => this.signer.sign(path));
     for (const frame of agentFrames) this.transcripts.frame(frame, message.media ?? []);
-    const frames = this.lifecycle.frames(message, agentFrames, () => this.turnModel());
+    const goal = message.metadata?.[META.turnEnd] === true ? await this.goalOf(message.chatId) : undefined;
+    const frames = this.lifecycle.frames(message, agentFrames, () => this.turnModel(), goal);
     const targets = this.subscribers.get(message.chatId);
     if (!targets?.size && frames.some((item) => !item.everyone)) {
       this.log.debug(`${this.name}: nobody is attached to ${message.chatId}; dropped a frame`);
@@ -219,6 +224,36 @@ export class WebSocketChannel implements Channel, WebUiHost {
     for (const { frame, everyone } of frames) {
       for (const client of everyone ? this.clients : (targets ?? [])) this.sendFrame(client, frame);
     }
+  }
+
+  /** The chat's sustained goal as its session holds it (undefined before the gateway binds the backend). */
+  private async goalOf(chatId: string): Promise<GoalStateBlob | undefined> {
+    if (!this.backend) return undefined;
+    try {
+      return goalStateBlob((await this.backend.sessions().load(`${this.name}:${chatId}`)).metadata);
+    } catch (error) {
+      this.log.debug(`${this.name}: could not read the goal of ${chatId}: ${errorMessage(error)}`);
+      return undefined;
+    }
+  }
+
+  /**
+   * What a client attaching to a chat would otherwise miss until the next turn (nanobot's hydration): the goal strip
+   * while a goal is active or blocked, then `goal_status running` while a turn runs.
+   */
+  private async hydrate(client: Client, chatId: string): Promise<void> {
+    const goal = await this.goalOf(chatId);
+    if (goal && goalShown(goal)) this.sendFrame(client, { event: 'goal_state', chat_id: chatId, goal_state: goal });
+    const startedAt = this.lifecycle.startedAt(chatId);
+    if (startedAt === undefined) return;
+    const turnId = this.lifecycle.activeTurn(chatId);
+    this.sendFrame(client, {
+      event: 'goal_status',
+      chat_id: chatId,
+      status: 'running',
+      started_at: startedAt,
+      ...(turnId ? { turn_id: turnId } : {}),
+    });
   }
 
   private turnModel(): TurnModel | undefined {
@@ -363,14 +398,10 @@ export class WebSocketChannel implements Channel, WebUiHost {
         this.sendFrame(client, { event: 'session_updated', chat_id: chatId, scope: 'metadata' });
         return;
       }
-      case 'attach': {
+      case 'attach':
         if (!this.attach(client, frame.chat_id)) return this.tooManyChats(client);
         this.sendFrame(client, { event: 'attached', chat_id: frame.chat_id });
-        // A turn already running on the chat (another tab's): this client shows it running too.
-        const running = this.lifecycle.runningStatus(frame.chat_id);
-        if (running) this.sendFrame(client, running);
-        return;
-      }
+        return this.hydrate(client, frame.chat_id);
       case 'detach':
         this.detach(client, frame.chat_id);
         return;
@@ -383,6 +414,8 @@ export class WebSocketChannel implements Channel, WebUiHost {
         return this.publish(client, frame);
       case 'webui_request':
         return this.webuiRequest(client, frame);
+      case 'transcribe_audio':
+        return this.sendFrame(client, transcriptionRefusal(frame.request_id));
     }
   }
 
@@ -530,4 +563,17 @@ function rawText(data: RawData): string {
   if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
   if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
   return data.toString('utf8');
+}
+
+/** nanobot's request-id rule for voice input: a string of 1–80 characters. */
+const TRANSCRIPTION_REQUEST_ID = /^[\s\S]{1,80}$/;
+
+/**
+ * Voice input needs a transcription provider, which this version cannot configure (nanobot's `transcription`
+ * settings): the answer is nanobot's `not_configured`, so its WebUI says so instead of waiting.
+ */
+function transcriptionRefusal(requestId: unknown): ServerFrame {
+  if (typeof requestId !== 'string' || !TRANSCRIPTION_REQUEST_ID.test(requestId))
+    return { event: 'transcription_error', detail: 'invalid_request' };
+  return { event: 'transcription_error', request_id: requestId, detail: 'not_configured' };
 }

@@ -7,6 +7,15 @@
 /** A chat id (nanobot's rule): also the capability to attach to that conversation. */
 export const CHAT_ID_PATTERN = /^[A-Za-z0-9_:-]{1,64}$/;
 
+/** nanobot's snapshot of a chat's sustained goal (its WebUI's goal strip). */
+export interface GoalStateBlob {
+  active: boolean;
+  status?: 'active' | 'blocked';
+  ui_summary?: string;
+  objective?: string;
+  recap?: string;
+}
+
 /** An uploaded file's kind (`POST /api/uploads`). */
 export interface MediaLink {
   name: string;
@@ -92,6 +101,9 @@ export type ServerFrame =
    */
   | { event: 'error'; detail: string; chat_id?: string; kind?: string; hint?: string; reason?: string }
   /** The answer to a `webui_request` (nanobot's chat-management mutations). */
+  /** nanobot's answer to voice input; `detail` is its code (`not_configured`, `invalid_request`, …). */
+  | { event: 'transcription_result'; request_id: string; text: string }
+  | { event: 'transcription_error'; request_id?: string; detail: string; provider?: string }
   | { event: 'webui_response'; request_id: string; ok: true; result: unknown }
   | { event: 'webui_response'; request_id: string; ok: false; error: { status: number; message: string } }
   /** The sidebar state changed (pins, titles, …): every WebUI connection gets the new state. */
@@ -129,8 +141,10 @@ export type LifecycleFrame =
   | { event: 'runtime_model_updated'; model_name: string }
   /** A chat's row changed (`thread`: new messages, `metadata`: title, scope); sent to every connection. */
   | { event: 'session_updated'; chat_id: string; scope?: 'thread' | 'metadata' }
-  /** The end of a turn started with a `turn_id`. */
-  | { event: 'turn_end'; chat_id: string; turn_id?: string }
+  /** The end of a turn started with a `turn_id`; `goal_state`: the chat's sustained goal after it. */
+  | { event: 'turn_end'; chat_id: string; turn_id?: string; goal_state?: GoalStateBlob }
+  /** The chat's sustained goal (nanobot's GoalStateWsPayload), on attach while one is active or blocked. */
+  | { event: 'goal_state'; chat_id: string; goal_state: GoalStateBlob }
   /** A refused frame or failed turn, naming the send it belongs to. */
   | {
       event: 'error';
@@ -169,7 +183,9 @@ export type ClientEnvelope =
       webui?: boolean;
     }
   /** A chat-management mutation (`session.delete`, `sidebar.update`, …), answered by `webui_response`. */
-  | { type: 'webui_request'; request_id: unknown; action: unknown; payload: unknown; [key: string]: unknown };
+  | { type: 'webui_request'; request_id: unknown; action: unknown; payload: unknown; [key: string]: unknown }
+  /** Voice input (nanobot's `transcribe_audio {request_id, data_url, duration_ms}`), answered `transcription_*`. */
+  | { type: 'transcribe_audio'; request_id?: unknown; [key: string]: unknown };
 
 /** A client's turn id (nanobot's rule); anything else is replaced by a fresh one. */
 export const TURN_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -19,6 +19,7 @@ import { IssuedTokens } from '../../security/issued-tokens.js';
 import { secretMatches } from '../../security/secrets.js';
 import { UserError } from '../../util/errors.js';
 import { handleBootstrap, handleTokenIssue, type JsonReply } from './bootstrap.js';
+import { pageSecurityHeaders } from './page-csp.js';
 import { BOOTSTRAP_PATH, normalizePath, type WebSocketSettings } from './settings.js';
 
 export interface WebUiServerOptions {
@@ -254,16 +255,6 @@ function pathOf(req: IncomingMessage): string {
   return (req.url ?? '/').split('?', 1)[0] ?? '/';
 }
 
-/** The page's CSP: its own scripts and styles only, connections back to this server, nothing framed. */
-const PAGE_SECURITY_HEADERS = {
-  'content-security-policy':
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; " +
-    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-};
-
 async function serveAsset(res: ServerResponse, root: string, pathname: string, headOnly: boolean): Promise<void> {
   const base = resolve(root);
   let relative: string;
@@ -285,16 +276,14 @@ async function serveAsset(res: ServerResponse, root: string, pathname: string, h
     }
   }
   const isPage = file.endsWith('.html');
+  // The page is read before the headers: its CSP names the hashes of the inline scripts it holds.
+  const body = await readFile(file);
   res.writeHead(200, {
     'content-type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream',
-    'content-length': info.size,
+    'content-length': body.length,
     // Built assets have content hashes in their names; the page itself must always be fresh.
     'cache-control': relative.startsWith('assets/') ? 'public, max-age=31536000, immutable' : 'no-cache',
-    ...(isPage ? PAGE_SECURITY_HEADERS : { 'x-content-type-options': 'nosniff' }),
+    ...(isPage ? pageSecurityHeaders(body.toString('utf8')) : { 'x-content-type-options': 'nosniff' }),
   });
-  if (headOnly) {
-    res.end();
-    return;
-  }
-  res.end(await readFile(file));
+  res.end(headOnly ? undefined : body);
 }

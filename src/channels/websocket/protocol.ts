@@ -54,6 +54,8 @@ const envelopeSchema = z.discriminatedUnion('type', [
       .optional()
       .transform((value) => value === true),
   }),
+  // Voice input: only `request_id` is read (transcription is not configurable here: the answer says so).
+  z.looseObject({ type: z.literal('transcribe_audio'), request_id: z.unknown().optional() }),
   // Checked field by field where it is handled (webui-requests.ts), with nanobot's answers for each fault.
   z.looseObject({
     type: z.literal('webui_request'),
@@ -73,7 +75,6 @@ export const NOT_YET_SERVED: Record<string, string> = {
   fork_chat: 'forking a chat is not supported by this gateway yet',
   set_workspace_scope: 'per-chat workspace scopes are not supported by this gateway yet',
   set_sidebar_state: 'sidebar state is not stored by this gateway yet',
-  transcribe_audio: 'voice transcription is not supported by this gateway yet',
 };
 
 /** Text for the connection's default chat (a legacy frame). */
@@ -92,7 +93,7 @@ export interface FrameRef {
 
 export type ParsedFrame = { ok: true; frame: ClientFrame } | ({ ok: false; detail: string } & FrameRef);
 
-const KNOWN_TYPES = new Set(['new_chat', 'attach', 'detach', 'message', 'webui_request']);
+const KNOWN_TYPES = new Set(['new_chat', 'attach', 'detach', 'message', 'webui_request', 'transcribe_audio']);
 
 function refOf(record: Record<string, unknown>): FrameRef {
   const ref: FrameRef = {};

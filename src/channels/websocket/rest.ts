@@ -2,6 +2,7 @@
  * The WebUI's REST routes (token already checked by http.ts):
  *   GET    /api/sessions              the WebSocket chats, newest first, in nanobot's row shape (sessions-api.ts)
  *   GET    /api/sessions/<key>/{webui-thread,context,automations}   nanobot's routes (sessions-api.ts)
+ *   GET    /api/sessions/<key>/file-preview?path=…                 a workspace file's text (file-preview.ts)
  *   GET    /api/webui/sidebar-state   nanobot's sidebar state (written with the `sidebar.update` webui_request)
  *   GET    /api/commands              the slash commands, in nanobot's palette shape (commands-api.ts)
  *   GET    /api/status[?chat_id=]     model, provider, context use, channels, cron jobs
@@ -20,6 +21,7 @@ import { WEBUI_API_MODULES } from '../../webui/modules.js';
 import type { WebUiBackend } from './backend.js';
 import { statusReport } from './backend.js';
 import { commandPalette } from './commands-api.js';
+import { filePreview } from './file-preview.js';
 import { CHAT_ID_PATTERN, type UploadResult } from './frames.js';
 import { sendJson } from './http.js';
 import { type MediaRefs, receiveUpload, servedContentType, UploadError } from './media-refs.js';
@@ -131,7 +133,7 @@ async function sessionSubroute(
   rest: string[],
 ): Promise<void> {
   const [route, more] = rest;
-  const known = route === 'webui-thread' || route === 'context' || route === 'automations';
+  const known = route === 'webui-thread' || route === 'context' || route === 'automations' || route === 'file-preview';
   if (!known || more !== undefined) {
     if (route === 'delete') return sendJson(res, 405, { error: 'WebUI mutations require an authenticated WebSocket' });
     return sendJson(res, 404, { error: 'API route not found' });
@@ -139,6 +141,10 @@ async function sessionSubroute(
   if ((req.method ?? 'GET') !== 'GET') return sendJson(res, 405, { error: 'use GET' });
   const backend = options.backend();
   if (!backend) return sendJson(res, 503, { error: 'session manager unavailable' });
+  if (route === 'file-preview') {
+    const preview = filePreview(backend, options.sessionsApi, rawKey, url.searchParams);
+    return sendJson(res, preview.status, preview.body);
+  }
   const answer =
     route === 'webui-thread'
       ? await webuiThread(backend, options.sessionsApi, rawKey, url.searchParams)

@@ -7,14 +7,16 @@
  *   GET /api/webui/sidebar-state               pins, title overrides, … (written by `sidebar.update`)
  * `<key>` is the URL-encoded session key (`websocket:<chat_id>`); another channel's key is "session not found".
  */
-import { jobOrigin } from '../../cron/types.js';
 import { estimateTextTokens } from '../../memory/tokens.js';
 import type { Session } from '../../session/types.js';
 import { sessionTitle } from '../../session/types.js';
+import { WebuiApiError } from '../../webui/api.js';
+import { removeSessionAutomations, sessionAutomationRows } from '../../webui/automations.js';
 import type { WebUiBackend } from './backend.js';
 import { CHAT_ID_PATTERN, type SessionListRow, type WorkspaceScope } from './frames.js';
 import type { SidebarStateStore } from './sidebar-state.js';
 import { buildThread, threadQuery, threadQueryError } from './thread.js';
+import type { MediaSign } from './thread-fold.js';
 import type { WebuiTranscripts } from './transcript.js';
 
 /** nanobot's session metadata key for the chat's model preset, then ours (`/model` writes `model_preset`). */
@@ -26,6 +28,12 @@ export interface SessionsApiOptions {
   channel: string;
   transcripts: WebuiTranscripts;
   sidebar: SidebarStateStore;
+  /** Signed media URLs for the files of old chats (the channel's MediaSigner). */
+  signMedia?: MediaSign;
+  /** When the chat's running turn started (epoch seconds), while one runs (the channel's turn lifecycle). */
+  runStartedAt?(chatId: string): number | undefined;
+  /** The turn that owns the chat now, if one runs or waits. */
+  activeTurn?(chatId: string): string | undefined;
 }
 
 export interface ApiAnswer {
@@ -60,7 +68,7 @@ export async function listSessions(backend: WebUiBackend, options: SessionsApiOp
     if (!summary.key.startsWith(prefix) || !CHAT_ID_PATTERN.test(summary.key.slice(prefix.length))) continue;
     const session = await backend.sessions().load(summary.key);
     listed.add(summary.key);
-    rows.push(rowOf(session, backend, summary.preview ?? ''));
+    rows.push(rowOf(session, backend, summary.preview ?? '', options));
   }
   // A chat nanobot's WebUI has a transcript of but no session file for (deleted history, a fresh chat) still lists.
   for (const chatId of options.transcripts.chats()) {
@@ -86,7 +94,7 @@ export async function listSessions(backend: WebUiBackend, options: SessionsApiOp
   return { status: 200, body: { sessions: rows } };
 }
 
-function rowOf(session: Session, backend: WebUiBackend, preview: string): SessionListRow {
+function rowOf(session: Session, backend: WebUiBackend, preview: string, options: SessionsApiOptions): SessionListRow {
   const preset = MODEL_PRESET_KEYS.map((k) => session.metadata[k]).find((v) => typeof v === 'string' && v.trim());
   const row: SessionListRow = {
     key: session.key,
@@ -97,7 +105,8 @@ function rowOf(session: Session, backend: WebUiBackend, preview: string): Sessio
     model_preset: typeof preset === 'string' && preset.trim() ? preset.trim() : null,
     workspace_scope: scopeOf(session, backend),
   };
-  const started = backend.runStartedAt?.(session.key);
+  const chatId = session.key.slice(options.channel.length + 1);
+  const started = options.runStartedAt?.(chatId) ?? backend.runStartedAt?.(session.key);
   if (started !== undefined) row.run_started_at = started;
   return row;
 }
@@ -133,6 +142,8 @@ export async function webuiThread(
     session.messages,
     threadQuery(params),
     backend.isBusy(target.key),
+    options.signMedia,
+    options.activeTurn?.(target.chatId),
   );
   if (!thread) return notFound('webui thread not found');
   return { status: 200, body: { ...thread, workspace_scope: scopeOf(session, backend) } };
@@ -177,41 +188,11 @@ export async function sessionContext(backend: WebUiBackend, options: SessionsApi
   } satisfies ApiAnswer;
 }
 
-/** The automations (cron jobs) bound to the chat, as nanobot's `session_automations_payload`: `{"jobs": […]}`. */
+/** The chat's automations (its bound cron jobs and local triggers), as nanobot's `session_automations_payload`. */
 export async function sessionAutomations(backend: WebUiBackend, options: SessionsApiOptions, raw: string) {
   const target = sessionKeyFrom(raw, options.channel);
   if ('status' in target) return target;
-  const bound = (channel: string | null | undefined, chatId: string | null | undefined) =>
-    channel === options.channel && chatId === target.chatId;
-  const jobs = (await backend.cronJobs()).filter(
-    (job) =>
-      job.payload.sessionKey === target.key ||
-      bound(job.payload.channel, job.payload.to) ||
-      bound(jobOrigin(job)?.channel, jobOrigin(job)?.chatId),
-  );
-  return {
-    status: 200,
-    body: {
-      jobs: jobs.map((job) => ({
-        id: job.id,
-        name: job.name,
-        enabled: job.enabled,
-        schedule: {
-          kind: job.schedule.kind,
-          at_ms: job.schedule.atMs ?? null,
-          every_ms: job.schedule.everyMs ?? null,
-          expr: job.schedule.expr ?? null,
-          tz: job.schedule.tz ?? null,
-        },
-        payload: { message: job.payload.message ?? '' },
-        state: {
-          next_run_at_ms: job.state.nextRunAtMs ?? null,
-          last_status: job.state.lastStatus ?? null,
-          pending: false,
-        },
-      })),
-    },
-  } satisfies ApiAnswer;
+  return { status: 200, body: { jobs: await sessionAutomationRows(backend, target.key) } } satisfies ApiAnswer;
 }
 
 /** Deletes the session and nanobot's transcript of it: `{"deleted": bool}`, as nanobot answers `session.delete`. */
@@ -219,12 +200,25 @@ export async function deleteSession(
   backend: WebUiBackend,
   options: SessionsApiOptions,
   rawKey: string,
+  deleteAutomations = false,
 ): Promise<ApiAnswer> {
   const target = sessionKeyFrom(encodeURIComponent(rawKey), options.channel);
   if ('status' in target) return target;
   // The running turn saves its own copy of the session at the end, which would undo the delete.
   if (backend.isBusy(target.key)) {
     return { status: 409, body: { error: 'the agent is answering in this chat; stop it or try again after' } };
+  }
+  // Jobs bound to the chat would go on answering into a chat that is gone: the user confirms removing them too.
+  const automations = await sessionAutomationRows(backend, target.key);
+  if (automations.length && !deleteAutomations)
+    return { status: 200, body: { deleted: false, blocked_by_automations: true, automations } };
+  if (automations.length) {
+    try {
+      await removeSessionAutomations(backend, target.key);
+    } catch (error) {
+      if (error instanceof WebuiApiError) return { status: error.status, body: { error: error.message } };
+      throw error;
+    }
   }
   const sessions = backend.sessions();
   const existed = (await sessions.load(target.key)).messages.length > 0;

@@ -16,8 +16,11 @@ const PHASE_RANK: Record<string, number> = { start: 1, end: 2, error: 3 };
 
 // ── the fold: records → UIMessage rows (nanobot's `replay_transcript_to_ui_messages`) ─────────────────────────
 
-export function foldTranscript(records: { record: TranscriptLine; identity: string }[]): UiMessage[] {
-  const fold = new Fold();
+/** A signed `/api/media/…` URL for a file on this machine, or undefined when it is not served (media-urls.ts). */
+export type MediaSign = (path: string) => { url: string } | undefined;
+
+export function foldTranscript(records: { record: TranscriptLine; identity: string }[], sign?: MediaSign): UiMessage[] {
+  const fold = new Fold(sign);
   for (const { record, identity } of records) fold.apply(record, identity);
   return fold.finish();
 }
@@ -30,6 +33,8 @@ class Fold {
   private suppress = false;
   private readonly ids = new Map<string, number>();
 
+  constructor(private readonly sign: MediaSign | undefined) {}
+
   apply(r: TranscriptLine, identity: string): void {
     const created = typeof r.created_at_ms === 'number' && r.created_at_ms >= 0 ? Math.trunc(r.created_at_ms) : 0;
     const turn = turnFields(r);
@@ -40,7 +45,7 @@ class Fold {
         this.closeReasoning();
         this.segment = undefined;
         const row: UiMessage = { id: this.id('u', identity), role: 'user', content: text, ...turn('user') };
-        const media = mediaFromPaths(r.media_paths);
+        const media = mediaFromPaths(r.media_paths, this.sign);
         if (media.length) {
           row.media = media;
           if (media.every((m) => m.kind === 'image')) row.images = media.map(({ url, name }) => ({ url, name }));
@@ -134,7 +139,10 @@ class Fold {
     }
     // A whole answer (or a message the agent sent mid-turn): a finished assistant row.
     this.buffer = undefined;
-    const media = mediaFromPaths(r.media).length ? mediaFromPaths(r.media) : mediaFromUrls(r.media_urls);
+    // Signed again from the paths (the URLs kept in the transcript expire); the kept URLs when a path is not served.
+    const signed = mediaFromPaths(r.media, this.sign);
+    const kept = mediaFromUrls(r.media_urls);
+    const media = signed.length && (signed.every((m) => m.url) || !kept.length) ? signed : kept;
     const extra: Record<string, unknown> = { content: text, ...turn('answer') };
     if (media.length) extra.media = media;
     if (typeof r.latency_ms === 'number' && r.latency_ms >= 0) extra.latencyMs = Math.trunc(r.latency_ms);
@@ -311,14 +319,15 @@ function mediaKind(name: string): 'image' | 'video' | 'file' {
   return 'file';
 }
 
-/** Paths on this machine: shown by name (a signed URL needs the media helper; until then, a placeholder chip). */
-function mediaFromPaths(value: unknown): { kind: string; url?: string; name: string }[] {
+/** Paths on this machine: by name, with a signed URL when the file is served; the path itself is never shown. */
+function mediaFromPaths(value: unknown, sign: MediaSign | undefined): { kind: string; url?: string; name: string }[] {
   if (!Array.isArray(value)) return [];
   return value
     .filter((p): p is string => typeof p === 'string' && p.length > 0)
     .map((p) => {
       const name = p.split(/[\\/]/).at(-1) ?? p;
-      return { kind: mediaKind(name), name };
+      const url = sign?.(p)?.url;
+      return { kind: mediaKind(name), ...(url ? { url } : {}), name };
     });
 }
 

@@ -8,7 +8,7 @@
 import type { ChatMessage } from '../../providers/types.js';
 import { publicContent, stripRuntimeContext } from '../../session/runtime-context.js';
 
-import { foldTranscript, type TranscriptLine, type UiMessage } from './thread-fold.js';
+import { foldTranscript, type MediaSign, type TranscriptLine, type UiMessage } from './thread-fold.js';
 
 export type { TranscriptLine, UiMessage };
 
@@ -72,6 +72,10 @@ export function buildThread(
   session: readonly ChatMessage[],
   query: ThreadQuery,
   running: boolean,
+  /** Signs the files of the chat (uploads, files the agent sent) so an old chat shows them after a reload. */
+  sign?: MediaSign,
+  /** The turn running (or next) in the chat: the client resumes following it after a reload. */
+  activeTurn?: string,
 ): ThreadPayload | undefined {
   const chatId = sessionKey.slice(sessionKey.indexOf(':') + 1);
   const source = lines?.length ? lines : sessionAsTranscript(chatId, session);
@@ -88,7 +92,7 @@ export function buildThread(
       const turn = turns[i];
       if (!turn) continue;
       picked.unshift(turn);
-      count += foldTranscript(identify([turn])).length;
+      count += foldTranscript(identify([turn]), sign).length;
     }
     const first = picked[0];
     const hasMore = first !== undefined && first.ordinal > 0;
@@ -103,7 +107,7 @@ export function buildThread(
     turns = picked;
   }
   const selected = turns.flatMap((t) => t.records);
-  const messages = foldTranscript(identify(turns));
+  const messages = foldTranscript(identify(turns), sign);
   if (page) page.loaded_message_count = messages.length;
   return {
     schemaVersion: THREAD_SCHEMA_VERSION,
@@ -111,7 +115,7 @@ export function buildThread(
     messages,
     completed_turn_ids: completedTurnIds(selected),
     has_pending_tool_calls: running || pendingTail(selected),
-    active_turn_id: null,
+    active_turn_id: running ? (activeTurn ?? null) : null,
     ...(page ? { page } : {}),
   };
 }

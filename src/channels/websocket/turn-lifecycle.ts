@@ -16,7 +16,7 @@
  */
 import type { OutboundMessage } from '../../bus/types.js';
 import { META } from '../metadata.js';
-import type { ServerFrame } from './frames.js';
+import type { GoalStateBlob, ServerFrame } from './frames.js';
 
 /** nanobot's metadata key for the client's turn id. */
 export const WEBUI_TURN_ID = 'webui_turn_id';
@@ -37,8 +37,8 @@ export interface Addressed {
 export class TurnLifecycle {
   /** Per chat, the turns accepted and not ended yet, oldest (the running one) first. */
   private readonly open = new Map<string, string[]>();
-  /** Per chat, the turn running now (its id, if the client named one) and when it started (Unix seconds). */
-  private readonly runningNow = new Map<string, { turnId?: string; startedAt: number }>();
+  /** Per chat, when its running turn started (epoch seconds, nanobot's `started_at` / `run_started_at`). */
+  private readonly starts = new Map<string, number>();
   private lastModel?: string;
 
   constructor(private readonly now: () => number = Date.now) {}
@@ -49,24 +49,21 @@ export class TurnLifecycle {
     const starts = running === undefined && !command;
     if (starts) this.open.set(chatId, [turnId]);
     const active = running ?? (starts ? turnId : undefined);
-    const now = this.runningNow.get(chatId);
-    const startedAt = active !== undefined && now?.turnId === active ? { started_at: now.startedAt } : {};
+    // Beside a running turn, its start too: the client times the turn from when it really began.
+    const since = running !== undefined ? this.starts.get(chatId) : undefined;
     return {
       event: 'message_accepted',
       chat_id: chatId,
       turn_id: turnId,
       starts_turn: starts,
       ...(active !== undefined ? { active_turn_id: active } : {}),
-      ...startedAt,
+      ...(since !== undefined ? { started_at: since } : {}),
     };
   }
 
-  /** For a client attaching to `chatId`: the running turn's `goal_status running`, if a turn runs. */
-  runningStatus(chatId: string): Extract<ServerFrame, { event: 'goal_status' }> | undefined {
-    const now = this.runningNow.get(chatId);
-    if (!now) return undefined;
-    const tag = now.turnId ? { turn_id: now.turnId } : {};
-    return { event: 'goal_status', chat_id: chatId, status: 'running', started_at: now.startedAt, ...tag };
+  /** When the chat's running turn started (epoch seconds), while one runs. */
+  startedAt(chatId: string): number | undefined {
+    return this.starts.get(chatId);
   }
 
   /** The turn that owns the chat now (running, or accepted and next), if one is known. */
@@ -78,39 +75,40 @@ export class TurnLifecycle {
    * The frames for `message`: `frames` (what the agent said, from framesFor) tagged with the turn, plus the
    * lifecycle frames its start or end brings. `model` is read only when a turn starts.
    */
-  frames(message: OutboundMessage, frames: ServerFrame[], model: () => TurnModel | undefined): Addressed[] {
+  frames(
+    message: OutboundMessage,
+    frames: ServerFrame[],
+    model: () => TurnModel | undefined,
+    /** The chat's goal after the turn, carried by its `turn_end`. */
+    goal?: GoalStateBlob,
+  ): Addressed[] {
     const meta = message.metadata ?? {};
     const turnId = typeof meta[WEBUI_TURN_ID] === 'string' ? meta[WEBUI_TURN_ID] : undefined;
     const tag = turnId ? { turn_id: turnId } : {};
     const chat_id = message.chatId;
     if (meta[META.turnStart] === true) {
       if (turnId) this.running(chat_id, turnId);
-      const startedAt = this.now() / 1000;
-      this.runningNow.set(chat_id, { ...(turnId ? { turnId } : {}), startedAt });
-      return this.started(chat_id, tag, model(), startedAt);
+      return this.started(chat_id, tag, model());
     }
-    const out: Addressed[] = frames.map((frame) => ({
-      frame: turnId && 'chat_id' in frame ? { ...frame, ...tag } : frame,
-    }));
+    const out: Addressed[] = frames.map((frame) => {
+      const tagged = turnId && 'chat_id' in frame ? { ...frame, ...tag } : frame;
+      return { frame: goal && tagged.event === 'turn_end' ? { ...tagged, goal_state: goal } : tagged };
+    });
     if (meta[META.turnEnd] === true) {
       this.ended(chat_id, turnId);
-      if (this.runningNow.get(chat_id)?.turnId === turnId) this.runningNow.delete(chat_id);
       out.push({ frame: { event: 'session_updated', chat_id, scope: 'thread' }, everyone: true });
       out.push({ frame: { event: 'goal_status', chat_id, status: 'idle', ...tag } });
     }
     return out;
   }
 
-  private started(
-    chat_id: string,
-    tag: { turn_id?: string },
-    model: TurnModel | undefined,
-    startedAt: number,
-  ): Addressed[] {
+  private started(chat_id: string, tag: { turn_id?: string }, model: TurnModel | undefined): Addressed[] {
     const out: Addressed[] = [];
     if (model?.model && this.lastModel !== undefined && this.lastModel !== model.model) {
       out.push({ frame: { event: 'runtime_model_updated', model_name: model.model }, everyone: true });
     }
+    const startedAt = this.now() / 1000;
+    if (!this.starts.has(chat_id)) this.starts.set(chat_id, startedAt);
     out.push({ frame: { event: 'goal_status', chat_id, status: 'running', started_at: startedAt, ...tag } });
     if (model?.model) {
       this.lastModel = model.model;
@@ -129,6 +127,8 @@ export class TurnLifecycle {
   }
 
   private ended(chatId: string, turnId: string | undefined): void {
+    // The next queued turn, if any, starts its own clock with its own `goal_status running`.
+    this.starts.delete(chatId);
     const turns = this.open.get(chatId);
     if (!turns) return;
     const index = turnId === undefined ? -1 : turns.indexOf(turnId);

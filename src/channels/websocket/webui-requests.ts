@@ -1,9 +1,9 @@
 /**
  * `webui_request {request_id, action, payload}` → `webui_response {request_id, ok, result | error: {status,
  * message}}`: the mutations nanobot's WebUI sends over its authenticated WebSocket (nanobot/channels/websocket/
- * runtime.py, webui/ws_http.py). Chat management is implemented (`session.delete`, `sidebar.update` — which is also
- * how that WebUI renames a chat: `title_overrides`); the settings, skills and automation actions nanobot knows are
- * answered 501 with what to do instead; anything else 404, as nanobot answers an unknown action.
+ * runtime.py, webui/ws_http.py). Chat management is implemented here (`session.delete`, `sidebar.update` — which is
+ * also how that WebUI renames a chat: `title_overrides`), the rest by the API modules (src/webui/); an action nanobot
+ * knows that no module serves is answered 501 with what to do instead; anything else 404, as nanobot answers.
  */
 import { errorMessage } from '../../util/errors.js';
 import { findAction, WebuiApiError } from '../../webui/api.js';
@@ -16,14 +16,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const ACTION = /^[a-z][a-z0-9_.]{0,127}$/;
 
 /** Actions nanobot's WebUI sends that this version does not carry out (yet). */
-export const UNSUPPORTED_ACTIONS: readonly string[] = [
-  'automation.enable',
-  'automation.disable',
-  'automation.delete',
-  'automation.run',
-  'automation.update',
-  'workspace.pick_folder',
-];
+export const UNSUPPORTED_ACTIONS: readonly string[] = ['workspace.pick_folder'];
 const UNSUPPORTED = new Set(UNSUPPORTED_ACTIONS);
 
 export type WebuiResponse =
@@ -79,7 +72,8 @@ export async function handleWebuiRequest(
   if (action === 'session.delete') {
     const key = values.key;
     if (typeof key !== 'string' || !key.trim()) return fail(400, 'missing session key');
-    const answer = await deleteSession(backend, context.sessions, key.trim());
+    const all = values.delete_automations;
+    const answer = await deleteSession(backend, context.sessions, key.trim(), all === true || all === 'true');
     return answer.status === 200 ? ok(answer.body) : fail(answer.status, errorText(answer.body));
   }
   const state = values.state;

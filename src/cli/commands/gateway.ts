@@ -88,6 +88,7 @@ export async function runGateway(opts: GlobalOptions & GatewayFlags): Promise<vo
     launchMode: opts.launchedInBackground ? 'background' : 'foreground',
     createAgent: (l, o) => createAgent(l, { ...o, cron, restart: () => restartSoon() }),
     runCronJob: (id) => cron.runNow(id),
+    cron,
     services: [
       (context) => {
         gatewayContext = context;

@@ -4,9 +4,12 @@ import { mkdir, mkdtemp, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createAgent } from '../../../src/app/agent.js';
 import { startGateway } from '../../../src/app/gateway.js';
 import { loadConfig } from '../../../src/config/load.js';
-import type { Gateway } from '../../../src/gateway/lifecycle.js';
+import { CronService } from '../../../src/cron/service.js';
+import type { Gateway, GatewayContext } from '../../../src/gateway/lifecycle.js';
+import { cronRunner, cronService } from '../../../src/gateway/services.js';
 import { type FakeLLM, type FakeScriptStep, startFakeLLM } from '../../helpers/fake-llm.js';
 
 export interface WebUiGateway {
@@ -40,6 +43,8 @@ export async function startWebUiGateway(
   existingHome?: string,
   /** More `channels.<name>` blocks next to the WebSocket one. */
   channels: Record<string, unknown> = {},
+  /** `cron`: run a cron service as `nanobot gateway` does (jobs fire into their chats; the WebUI edits them). */
+  options: { cron?: boolean } = {},
 ): Promise<WebUiGateway> {
   const fake = await startFakeLLM(script);
   const home = existingHome ?? (await mkdtemp(join(tmpdir(), 'nb-webui-')));
@@ -59,7 +64,33 @@ export async function startWebUiGateway(
   };
   writeFileSync(configPath, JSON.stringify(config, null, 2));
   const loaded = await loadConfig({ configPath, home, env: {} });
-  const gateway = await startGateway({ loaded, port: 0, env: {}, watchConfig: false, writeStateFile: false });
+  let context: GatewayContext | undefined;
+  const cron = options.cron
+    ? new CronService({
+        workspace,
+        onRun: (job) =>
+          context ? cronRunner(context)(job) : Promise.resolve({ status: 'error' as const, error: 'starting' }),
+      })
+    : undefined;
+  const gateway = await startGateway({
+    loaded,
+    port: 0,
+    env: {},
+    watchConfig: false,
+    writeStateFile: false,
+    ...(cron
+      ? {
+          cron,
+          createAgent: (l, o) => createAgent(l, { ...o, cron }),
+          services: [
+            (c: GatewayContext) => {
+              context = c;
+              return cronService(cron);
+            },
+          ],
+        }
+      : {}),
+  });
   const url = `http://127.0.0.1:${port}`;
   // The channel starts in the background: wait until it answers.
   const deadline = Date.now() + 10_000;

@@ -23,7 +23,14 @@ export interface StartedChannel {
 
 export async function startChannel(
   block: Record<string, unknown> = {},
-  options: { backend?: WebUiBackend; dataDir?: string; tokens?: IssuedTokens; authLimiter?: AuthLimiter } = {},
+  options: {
+    backend?: WebUiBackend;
+    dataDir?: string;
+    tokens?: IssuedTokens;
+    authLimiter?: AuthLimiter;
+    /** A WebUI build to serve instead of ours (an index.html of the test's own). */
+    webuiDir?: string;
+  } = {},
 ): Promise<StartedChannel> {
   const { backend } = options;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'nb-ws-')));
@@ -33,6 +40,7 @@ export async function startChannel(
     dataDir,
     ...(options.tokens ? { tokens: options.tokens } : {}),
     ...(options.authLimiter ? { authLimiter: options.authLimiter } : {}),
+    ...(options.webuiDir ? { webuiDir: options.webuiDir } : {}),
   });
   if (backend) channel.bindBackend(backend);
   const bus = new MessageBus();

@@ -218,10 +218,29 @@ describe('client envelopes of nanobot’s clients', () => {
     expect(bad).toMatchObject({ turn_id: 'turn-x' });
     expect('chat_id' in bad).toBe(false);
     // nanobot's frame types this gateway does not serve: said so, naming the chat.
-    for (const type of ['fork_chat', 'set_workspace_scope', 'new_temporary_chat', 'transcribe_audio']) {
+    for (const type of ['fork_chat', 'set_workspace_scope', 'new_temporary_chat']) {
       c.send({ type, chat_id: 'chat-1' });
       const error = await c.next((f) => f.event === 'error');
       expect(error).toMatchObject({ chat_id: 'chat-1', detail: expect.stringMatching(/not supported|not stored/) });
+    }
+    // Voice input gets nanobot's own answer: transcription_error `not_configured` for that request (issue 22).
+    c.send({
+      type: 'transcribe_audio',
+      request_id: 'voice-1',
+      data_url: 'data:audio/webm;base64,AAAA',
+      duration_ms: 900,
+    });
+    expect(await c.next((f) => f.event === 'transcription_error')).toEqual({
+      event: 'transcription_error',
+      request_id: 'voice-1',
+      detail: 'not_configured',
+    });
+    for (const request_id of [undefined, '', 7, 'x'.repeat(81)]) {
+      c.send({ type: 'transcribe_audio', request_id });
+      expect(await c.next((f) => f.event === 'transcription_error')).toEqual({
+        event: 'transcription_error',
+        detail: 'invalid_request',
+      });
     }
     // Nothing of that reached the agent; a good message with unknown keys does.
     c.send({ type: 'message', chat_id: 'chat-1', content: 'fine', turn_id: 'ok-1', webui: true, future_key: { a: 1 } });

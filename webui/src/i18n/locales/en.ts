@@ -36,6 +36,7 @@ const en = {
   'sidebar.delete': 'Delete',
   'sidebar.deleteChat': 'Delete {title}',
   'sidebar.confirmDelete': 'Delete “{title}”? This cannot be undone.',
+  'sidebar.confirmDeleteAutomations': 'This chat has {count} automation(s). Delete them with the chat?',
 
   'chat.welcome': 'How can I help?',
   'chat.suggestCapabilities': 'What can you do?',

@@ -34,6 +34,7 @@ export default {
   'sidebar.delete': 'Eliminar',
   'sidebar.deleteChat': 'Eliminar {title}',
   'sidebar.confirmDelete': '¿Eliminar «{title}»? No se puede deshacer.',
+  'sidebar.confirmDeleteAutomations': 'Este chat tiene {count} automatización(es). ¿Eliminarlas junto con el chat?',
 
   'chat.welcome': '¿En qué puedo ayudarte?',
   'chat.suggestCapabilities': '¿Qué puedes hacer?',

@@ -34,6 +34,8 @@ export default {
   'sidebar.delete': 'Supprimer',
   'sidebar.deleteChat': 'Supprimer {title}',
   'sidebar.confirmDelete': 'Supprimer « {title} » ? Cette action est irréversible.',
+  'sidebar.confirmDeleteAutomations':
+    'Cette conversation a {count} automatisation(s). Les supprimer avec la conversation ?',
 
   'chat.welcome': 'Comment puis-je vous aider ?',
   'chat.suggestCapabilities': 'Que sais-tu faire ?',

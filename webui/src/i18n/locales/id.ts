@@ -35,6 +35,7 @@ export default {
   'sidebar.delete': 'Hapus',
   'sidebar.deleteChat': 'Hapus {title}',
   'sidebar.confirmDelete': 'Hapus “{title}”? Tindakan ini tidak bisa dibatalkan.',
+  'sidebar.confirmDeleteAutomations': 'Obrolan ini memiliki {count} otomatisasi. Hapus bersama obrolan?',
 
   'chat.welcome': 'Ada yang bisa saya bantu?',
   'chat.suggestCapabilities': 'Apa saja yang bisa kamu lakukan?',

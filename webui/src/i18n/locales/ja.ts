@@ -35,6 +35,7 @@ export default {
   'sidebar.delete': '削除',
   'sidebar.deleteChat': '{title} を削除',
   'sidebar.confirmDelete': '「{title}」を削除しますか？この操作は元に戻せません。',
+  'sidebar.confirmDeleteAutomations': 'このチャットには {count} 件の自動化があります。チャットと一緒に削除しますか？',
 
   'chat.welcome': 'お手伝いできることはありますか？',
   'chat.suggestCapabilities': '何ができるの？',

@@ -34,6 +34,7 @@ export default {
   'sidebar.delete': '삭제',
   'sidebar.deleteChat': '{title} 삭제',
   'sidebar.confirmDelete': '“{title}”을(를) 삭제할까요? 삭제하면 되돌릴 수 없습니다.',
+  'sidebar.confirmDeleteAutomations': '이 채팅에는 자동화가 {count}개 있습니다. 채팅과 함께 삭제할까요?',
 
   'chat.welcome': '무엇을 도와드릴까요?',
   'chat.suggestCapabilities': '무엇을 할 수 있나요?',

@@ -34,6 +34,7 @@ export default {
   'sidebar.delete': 'Excluir',
   'sidebar.deleteChat': 'Excluir {title}',
   'sidebar.confirmDelete': 'Excluir “{title}”? Não é possível desfazer.',
+  'sidebar.confirmDeleteAutomations': 'Esta conversa tem {count} automação(ões). Excluí-las junto com a conversa?',
 
   'chat.welcome': 'Como posso ajudar?',
   'chat.suggestCapabilities': 'O que você sabe fazer?',

@@ -34,6 +34,7 @@ export default {
   'sidebar.delete': 'Xóa',
   'sidebar.deleteChat': 'Xóa {title}',
   'sidebar.confirmDelete': 'Xóa “{title}”? Không thể hoàn tác.',
+  'sidebar.confirmDeleteAutomations': 'Cuộc trò chuyện này có {count} tác vụ tự động. Xóa chúng cùng cuộc trò chuyện?',
 
   'chat.welcome': 'Tôi có thể giúp gì cho bạn?',
   'chat.suggestCapabilities': 'Bạn làm được những gì?',

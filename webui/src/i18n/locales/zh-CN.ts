@@ -33,6 +33,7 @@ export default {
   'sidebar.delete': '删除',
   'sidebar.deleteChat': '删除 {title}',
   'sidebar.confirmDelete': '删除“{title}”？此操作无法撤销。',
+  'sidebar.confirmDeleteAutomations': '此对话有 {count} 个自动任务。要随对话一起删除吗？',
 
   'chat.welcome': '有什么可以帮你？',
   'chat.suggestCapabilities': '你能做些什么？',

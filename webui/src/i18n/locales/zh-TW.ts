@@ -33,6 +33,7 @@ export default {
   'sidebar.delete': '刪除',
   'sidebar.deleteChat': '刪除 {title}',
   'sidebar.confirmDelete': '要刪除「{title}」嗎？此操作無法復原。',
+  'sidebar.confirmDeleteAutomations': '此對話有 {count} 個自動化任務。要連同對話一起刪除嗎？',
 
   'chat.welcome': '有什麼可以幫你的？',
   'chat.suggestCapabilities': '你能做些什麼？',
