@@ -212,12 +212,13 @@ describe.skipIf(!hasChromium)('WebUI accessibility in Chromium', () => {
     expect(await focused()).toBe('button: Open the chat list');
     await page.keyboard.press('Enter');
     await expect.poll(async () => (await sidebar.boundingBox())?.x).toBe(0);
-    expect(await focused()).toBe('nav: Chats');
+    // Focus moves in an effect after the drawer renders: polled, not read once (a loaded machine lags).
+    await expect.poll(focused).toBe('nav: Chats');
     await page.keyboard.press('Tab');
     expect(await focused()).toBe('button: New chat');
     await page.keyboard.press('Escape');
     await expect.poll(() => sidebar.isVisible()).toBe(false);
-    expect(await focused()).toBe('button: Open the chat list');
+    await expect.poll(focused).toBe('button: Open the chat list');
 
     // The status panel: open with the keyboard, focus on it, Escape closes it and returns focus.
     for (let i = 0; i < 6 && (await focused()) !== 'button: Status'; i += 1) await page.keyboard.press('Tab');
@@ -229,7 +230,7 @@ describe.skipIf(!hasChromium)('WebUI accessibility in Chromium', () => {
     expect(await focused()).toBe('button: Close status');
     await page.keyboard.press('Escape');
     await expect.poll(() => page.locator('[data-testid="status-panel"]').count()).toBe(0);
-    expect(await focused()).toBe('button: Status');
+    await expect.poll(focused).toBe('button: Status');
 
     // On to the message box and send with Enter.
     for (let i = 0; i < 12 && !(await page.evaluate(composerFocused)); i += 1) await page.keyboard.press('Tab');
