@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { publicContent, RUNTIME_CONTEXT_FIELD } from '../../../src/session/runtime-context.js';
+import { gate } from '../../helpers/eventually.js';
 import { closeForkGateways, forkFrames, forkGateway, visible } from './fork-helpers.js';
 
 afterEach(closeForkGateways);
@@ -73,5 +74,32 @@ describe('fork_chat', () => {
     const empty = await forkFrames(client, { source_chat_id: 'src-chat', before_user_index: 0 });
     const emptyId = empty[0]?.event === 'attached' ? empty[0].chat_id : '';
     expect((await run.gateway.agent().sessions.load(`websocket:${emptyId}`)).messages).toEqual([]);
+  });
+
+  it('forks a chat whose turn is running (nanobot does not refuse it): the fork has the finished turns only', async () => {
+    const reached = gate();
+    const slow = async () => {
+      reached.open();
+      await new Promise((resolve) => setTimeout(resolve, 30_000).unref());
+      return { text: 'too slow' };
+    };
+    const { client, thread, turn } = await forkGateway(['Answer one.', slow]);
+    await turn('busy-chat', 'first question');
+    const finished = visible(await thread('busy-chat'));
+    client.send({ type: 'message', chat_id: 'busy-chat', content: 'think long', turn_id: 'slow-1', webui: true });
+    await reached.promise;
+    const frames = await forkFrames(client, { source_chat_id: 'busy-chat', before_user_index: 1 });
+    // The running turn's own frames may come in between; the fork's are attached, then session_updated.
+    const attached = frames.find((f) => f.event === 'attached');
+    const forkId = attached?.event === 'attached' ? attached.chat_id : '';
+    const own = frames.filter((f) => 'chat_id' in f && f.chat_id === forkId);
+    expect(own).toEqual([
+      { event: 'attached', chat_id: forkId },
+      { event: 'session_updated', chat_id: forkId, scope: 'metadata' },
+    ]);
+    expect(frames.some((f) => f.event === 'error')).toBe(false);
+    const forked = await thread(forkId);
+    expect(visible(forked)).toEqual(finished);
+    expect(forked).toMatchObject({ has_pending_tool_calls: false, active_turn_id: null });
   });
 });

@@ -1,5 +1,6 @@
 /** A real gateway with one WebUI connection, for the `fork_chat` tests (and their attack corpus). */
 import type { ServerFrame } from '../../../src/channels/websocket/frames.js';
+import type { FakeScriptStep } from '../../helpers/fake-llm.js';
 import { startWebUiGateway, type WebUiGateway } from './gateway-helpers.js';
 import { connect, type TestClient } from './helpers.js';
 
@@ -16,8 +17,9 @@ export interface Thread {
   fork_boundary_message_count?: number;
 }
 
-export async function forkGateway(answers: string[]) {
-  const run = await startWebUiGateway(answers.map((text) => ({ text })));
+/** `answers`: the fake model's replies in order (text, or a step of its own). */
+export async function forkGateway(answers: (string | FakeScriptStep)[]) {
+  const run = await startWebUiGateway(answers.map((a) => (typeof a === 'string' ? { text: a } : a)));
   const entry = { run, clients: [] as TestClient[] };
   open.push(entry);
   const boot = (await (
@@ -44,10 +46,16 @@ export async function forkGateway(answers: string[]) {
 
 export const visible = (t: Thread) => t.messages.map((m) => ({ role: m.role, content: m.content }));
 
-/** The frames a `fork_chat` is answered with, up to the `session_updated` or an `error`. */
+/** The frames since a `fork_chat` was sent, up to the new chat's `session_updated` or an `error`. */
 export async function forkFrames(client: TestClient, frame: Record<string, unknown>): Promise<ServerFrame[]> {
   const from = client.frames.length;
   client.send({ type: 'fork_chat', ...frame });
-  await client.next((f) => client.frames.indexOf(f) >= from && (f.event === 'session_updated' || f.event === 'error'));
+  // Another chat's frames (a running turn's) may arrive meanwhile: wait for the fork's own session_updated.
+  const attachedIds = () => client.frames.slice(from).flatMap((f) => (f.event === 'attached' ? [f.chat_id] : []));
+  await client.next(
+    (f) =>
+      client.frames.indexOf(f) >= from &&
+      (f.event === 'error' || (f.event === 'session_updated' && attachedIds().includes(f.chat_id))),
+  );
   return client.frames.slice(from);
 }
