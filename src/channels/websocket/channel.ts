@@ -26,6 +26,7 @@ import { META } from '../metadata.js';
 import type { PairingStore } from '../pairing.js';
 import type { DeliverySwitches } from '../settings.js';
 import type { WebUiBackend, WebUiHost } from './backend.js';
+import { forkChat } from './fork.js';
 import type { ClientEnvelope, GoalStateBlob, InlineAttachment, ServerFrame } from './frames.js';
 import { goalShown, goalStateBlob } from './goal-state.js';
 import { startWebUiServer, type WebUiServer } from './http.js';
@@ -416,7 +417,24 @@ export class WebSocketChannel implements Channel, WebUiHost {
         return this.webuiRequest(client, frame);
       case 'transcribe_audio':
         return this.sendFrame(client, transcriptionRefusal(frame.request_id));
+      case 'fork_chat':
+        return this.fork(client, frame);
     }
+  }
+
+  /** nanobot's `fork_chat`: the new chat is attached and announced as `new_chat`'s is, then hydrated. */
+  private async fork(client: Client, frame: Record<string, unknown>): Promise<void> {
+    if (!this.backend) return this.sendFrame(client, { event: 'error', detail: 'session_manager_unavailable' });
+    if (client.chats.size >= MAX_CHATS_PER_CONNECTION) return this.tooManyChats(client);
+    const forked = await forkChat(
+      { store: this.backend.sessions(), transcripts: this.transcripts, channel: this.name },
+      frame,
+    );
+    if (!forked.ok) return this.sendFrame(client, { event: 'error', detail: forked.detail });
+    if (!this.attach(client, forked.chatId)) return this.tooManyChats(client);
+    this.sendFrame(client, { event: 'attached', chat_id: forked.chatId });
+    this.sendFrame(client, { event: 'session_updated', chat_id: forked.chatId, scope: 'metadata' });
+    return this.hydrate(client, forked.chatId);
   }
 
   private async webuiRequest(client: Client, frame: Record<string, unknown>): Promise<void> {

@@ -185,7 +185,9 @@ export type ClientEnvelope =
   /** A chat-management mutation (`session.delete`, `sidebar.update`, …), answered by `webui_response`. */
   | { type: 'webui_request'; request_id: unknown; action: unknown; payload: unknown; [key: string]: unknown }
   /** Voice input (nanobot's `transcribe_audio {request_id, data_url, duration_ms}`), answered `transcription_*`. */
-  | { type: 'transcribe_audio'; request_id?: unknown; [key: string]: unknown };
+  | { type: 'transcribe_audio'; request_id?: unknown; [key: string]: unknown }
+  /** A new chat from another's messages before a user message (nanobot's `/branch`), answered like `new_chat`. */
+  | { type: 'fork_chat'; source_chat_id?: unknown; before_user_index?: unknown; [key: string]: unknown };
 
 /** A client's turn id (nanobot's rule); anything else is replaced by a fresh one. */
 export const TURN_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -63,6 +63,13 @@ const envelopeSchema = z.discriminatedUnion('type', [
     action: z.unknown(),
     payload: z.unknown(),
   }),
+  // Checked where it is handled (fork.ts), with nanobot's error details.
+  z.looseObject({
+    type: z.literal('fork_chat'),
+    source_chat_id: z.unknown().optional(),
+    before_user_index: z.unknown().optional(),
+    title: z.unknown().optional(),
+  }),
 ]);
 
 /**
@@ -72,7 +79,6 @@ const envelopeSchema = z.discriminatedUnion('type', [
 export const NOT_YET_SERVED: Record<string, string> = {
   new_temporary_chat: 'temporary chats are not supported by this gateway yet',
   discard_temporary_chat: 'temporary chats are not supported by this gateway yet',
-  fork_chat: 'forking a chat is not supported by this gateway yet',
   set_workspace_scope: 'per-chat workspace scopes are not supported by this gateway yet',
   set_sidebar_state: 'sidebar state is not stored by this gateway yet',
 };
@@ -93,7 +99,15 @@ export interface FrameRef {
 
 export type ParsedFrame = { ok: true; frame: ClientFrame } | ({ ok: false; detail: string } & FrameRef);
 
-const KNOWN_TYPES = new Set(['new_chat', 'attach', 'detach', 'message', 'webui_request', 'transcribe_audio']);
+const KNOWN_TYPES = new Set([
+  'new_chat',
+  'attach',
+  'detach',
+  'message',
+  'webui_request',
+  'transcribe_audio',
+  'fork_chat',
+]);
 
 function refOf(record: Record<string, unknown>): FrameRef {
   const ref: FrameRef = {};

@@ -41,6 +41,8 @@ export interface ThreadPayload {
   has_pending_tool_calls: boolean;
   active_turn_id: string | null;
   page?: ThreadPage;
+  /** In a forked chat: how many of its messages came from the source (nanobot draws the fork line there). */
+  fork_boundary_message_count?: number;
 }
 
 /** Why a query is refused (400), or undefined. nanobot accepts `direction=latest` only. */
@@ -82,6 +84,7 @@ export function buildThread(
   if (source.length === 0 && !running) return undefined;
   let turns = splitTurns(source).map((records, ordinal) => ({ ordinal, records }));
   if (lines?.length) turns = backfillUsers(turns, sessionAsTranscript(chatId, session));
+  const boundary = forkBoundary(turns, sign);
   let page: ThreadPage | undefined;
   if (query.paged) {
     const limit = Math.max(1, Math.min(MAX_PAGE_LIMIT, query.limit ?? DEFAULT_PAGE_LIMIT));
@@ -117,7 +120,17 @@ export function buildThread(
     has_pending_tool_calls: running || pendingTail(selected),
     active_turn_id: running ? (activeTurn ?? null) : null,
     ...(page ? { page } : {}),
+    ...(boundary !== undefined ? { fork_boundary_message_count: boundary } : {}),
   };
+}
+
+/** The number of messages before the first `fork_marker` row, or undefined when the chat is no fork. */
+function forkBoundary(turns: Turn[], sign: MediaSign | undefined): number | undefined {
+  const records = turns.flatMap((t) => t.records);
+  const at = records.findIndex((r) => r.event === 'fork_marker');
+  if (at === -1) return undefined;
+  const prefix = splitTurns(records.slice(0, at)).map((rows, ordinal) => ({ ordinal, records: rows }));
+  return foldTranscript(identify(prefix), sign).length;
 }
 
 // ── turns and identities ─────────────────────────────────────────────────────────────────────────────────────

@@ -19,6 +19,7 @@ import {
 import { join } from 'node:path';
 import { commandWord } from '../../bus/priority.js';
 import { appendWholeSync } from '../../security/workspace-file-ops.js';
+import { writeFileAtomic } from '../../util/fs.js';
 import type { Logger } from '../../util/log.js';
 import type { ServerFrame } from './frames.js';
 
@@ -134,6 +135,17 @@ export class WebuiTranscripts {
       removed = true;
     }
     return removed;
+  }
+
+  /**
+   * Writes the chat's whole transcript at once (a forked chat's), atomically: readers see no file or all of it.
+   * Rows without `created_at_ms` get the current time.
+   */
+  async replace(chatId: string, records: readonly TranscriptRecord[]): Promise<void> {
+    const now = this.now();
+    const text = records.map((r) => `${JSON.stringify({ created_at_ms: now, ...r, chat_id: chatId })}\n`).join('');
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    await writeFileAtomic(this.pathFor(chatId), text, 0o600);
   }
 
   /**

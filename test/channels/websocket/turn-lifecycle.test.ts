@@ -218,7 +218,7 @@ describe('client envelopes of nanobot’s clients', () => {
     expect(bad).toMatchObject({ turn_id: 'turn-x' });
     expect('chat_id' in bad).toBe(false);
     // nanobot's frame types this gateway does not serve: said so, naming the chat.
-    for (const type of ['fork_chat', 'set_workspace_scope', 'new_temporary_chat']) {
+    for (const type of ['set_workspace_scope', 'new_temporary_chat', 'discard_temporary_chat']) {
       c.send({ type, chat_id: 'chat-1' });
       const error = await c.next((f) => f.event === 'error');
       expect(error).toMatchObject({ chat_id: 'chat-1', detail: expect.stringMatching(/not supported|not stored/) });
