@@ -87,3 +87,14 @@ export function requireString(payload: Readonly<Record<string, unknown>>, key: s
   if (typeof value !== 'string' || !value.trim()) throw new WebuiApiError(400, `missing ${key}`);
   return value.trim();
 }
+
+let modules: Promise<readonly WebuiApiModule[]> | undefined;
+
+/**
+ * The modules (modules.ts), loaded on the first settings request rather than at start-up: they bring the provider
+ * sign-in flows, skill installs and MCP probes, which an idle gateway does not need in memory.
+ */
+export function webuiApiModules(): Promise<readonly WebuiApiModule[]> {
+  modules ??= import('./modules.js').then((loaded) => loaded.WEBUI_API_MODULES);
+  return modules;
+}

@@ -16,8 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type CheckedFile, openCheckedFile, type RealPathCheck } from '../../security/checked-open.js';
 import { isPathInside, realpathNearest } from '../../security/workspace.js';
 import { errorMessage } from '../../util/errors.js';
-import { type MatchedRoute, matchRoute, WebuiApiError } from '../../webui/api.js';
-import { WEBUI_API_MODULES } from '../../webui/modules.js';
+import { type MatchedRoute, matchRoute, WebuiApiError, webuiApiModules } from '../../webui/api.js';
 import type { WebUiBackend } from './backend.js';
 import { statusReport } from './backend.js';
 import { commandPalette } from './commands-api.js';
@@ -60,7 +59,7 @@ export async function handleApi(
   if (resource === 'sessions' && id !== undefined && extra !== undefined) {
     return sessionSubroute(req, res, url, options, id, parts.slice(2));
   }
-  const moduleRoute = matchRoute(WEBUI_API_MODULES, parts);
+  const moduleRoute = matchRoute(await webuiApiModules(), parts);
   if (moduleRoute) return answerModuleRoute(req, res, url, options, moduleRoute);
   if (resource === 'webui' && id === 'sidebar-state' && extra === undefined) {
     if (method !== 'GET') return sendJson(res, 405, { error: 'WebUI mutations require an authenticated WebSocket' });

@@ -6,8 +6,7 @@
  * knows that no module serves is answered 501 with what to do instead; anything else 404, as nanobot answers.
  */
 import { errorMessage } from '../../util/errors.js';
-import { findAction, WebuiApiError } from '../../webui/api.js';
-import { WEBUI_API_MODULES } from '../../webui/modules.js';
+import { findAction, WebuiApiError, webuiApiModules } from '../../webui/api.js';
 import type { WebUiBackend } from './backend.js';
 import { deleteSession, type SessionsApiOptions } from './sessions-api.js';
 import { SidebarStateError } from './sidebar-state.js';
@@ -49,7 +48,7 @@ export async function handleWebuiRequest(
     return fail(400, 'WebUI mutation payload must be an object');
   }
   const values = payload as Record<string, unknown>;
-  const moduleAction = findAction(WEBUI_API_MODULES, action);
+  const moduleAction = findAction(await webuiApiModules(), action);
   if (moduleAction) {
     const backend = context.backend();
     if (!backend) return fail(503, 'the gateway is still starting');
