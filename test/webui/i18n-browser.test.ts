@@ -47,7 +47,10 @@ describe.skipIf(!hasChromium)('WebUI languages in Chromium', () => {
     await page.getByLabel('Language').selectOption('ja');
     await page.getByRole('heading', { name: 'お手伝いできることはありますか？' }).waitFor();
     expect(await page.locator('html').getAttribute('lang')).toBe('ja');
-    expect(await page.locator('#composer-input').getAttribute('placeholder')).toBe('nanobot にメッセージを送信');
+    // "Connecting…" until the chat is open, then the prompt: polled, the page may still be connecting.
+    await expect
+      .poll(() => page.locator('#composer-input').getAttribute('placeholder'))
+      .toBe('nanobot にメッセージを送信');
     await page.getByRole('button', { name: '何ができるの？' }).waitFor();
 
     await page.fill('#composer-input', '自己紹介して');

@@ -47,6 +47,9 @@ export interface RestOptions {
   sessionsApi: SessionsApiOptions;
 }
 
+/** The routes of this file (the rest are src/webui/'s modules). */
+const CHAT_RESOURCES: ReadonlySet<string> = new Set(['sessions', 'uploads', 'info', 'commands', 'status']);
+
 export async function handleApi(
   req: IncomingMessage,
   res: ServerResponse,
@@ -59,8 +62,11 @@ export async function handleApi(
   if (resource === 'sessions' && id !== undefined && extra !== undefined) {
     return sessionSubroute(req, res, url, options, id, parts.slice(2));
   }
-  const moduleRoute = matchRoute(await webuiApiModules(), parts);
-  if (moduleRoute) return answerModuleRoute(req, res, url, options, moduleRoute);
+  // The chat's own routes below never wait for the settings modules to load (the page asks for them first).
+  if (!CHAT_RESOURCES.has(resource ?? '') && !(resource === 'webui' && id === 'sidebar-state')) {
+    const moduleRoute = matchRoute(await webuiApiModules(), parts);
+    if (moduleRoute) return answerModuleRoute(req, res, url, options, moduleRoute);
+  }
   if (resource === 'webui' && id === 'sidebar-state' && extra === undefined) {
     if (method !== 'GET') return sendJson(res, 405, { error: 'WebUI mutations require an authenticated WebSocket' });
     return sendJson(res, 200, await options.sessionsApi.sidebar.read());
