@@ -25,6 +25,9 @@ interface AxeWindow {
   };
 }
 
+/** How long a transition (the drawer's 0.2 s slide, a focus move in an effect) may take on a loaded CI machine. */
+const SETTLE = { timeout: 10_000 };
+
 const ANSWER = [
   'Here is **the plan**.',
   '',
@@ -211,26 +214,26 @@ describe.skipIf(!hasChromium)('WebUI accessibility in Chromium', () => {
     await page.keyboard.press('Tab');
     expect(await focused()).toBe('button: Open the chat list');
     await page.keyboard.press('Enter');
-    await expect.poll(async () => (await sidebar.boundingBox())?.x).toBe(0);
+    await expect.poll(async () => (await sidebar.boundingBox())?.x, SETTLE).toBe(0);
     // Focus moves in an effect after the drawer renders: polled, not read once (a loaded machine lags).
-    await expect.poll(focused).toBe('nav: Chats');
+    await expect.poll(focused, SETTLE).toBe('nav: Chats');
     await page.keyboard.press('Tab');
     expect(await focused()).toBe('button: New chat');
     await page.keyboard.press('Escape');
-    await expect.poll(() => sidebar.isVisible()).toBe(false);
-    await expect.poll(focused).toBe('button: Open the chat list');
+    await expect.poll(() => sidebar.isVisible(), SETTLE).toBe(false);
+    await expect.poll(focused, SETTLE).toBe('button: Open the chat list');
 
     // The status panel: open with the keyboard, focus on it, Escape closes it and returns focus.
     for (let i = 0; i < 6 && (await focused()) !== 'button: Status'; i += 1) await page.keyboard.press('Tab');
     expect(await focused()).toBe('button: Status');
     await page.keyboard.press('Enter');
     await page.locator('[data-testid="status-panel"]').waitFor();
-    await expect.poll(focused).toBe('aside: Status');
+    await expect.poll(focused, SETTLE).toBe('aside: Status');
     await page.keyboard.press('Tab');
     expect(await focused()).toBe('button: Close status');
     await page.keyboard.press('Escape');
-    await expect.poll(() => page.locator('[data-testid="status-panel"]').count()).toBe(0);
-    await expect.poll(focused).toBe('button: Status');
+    await expect.poll(() => page.locator('[data-testid="status-panel"]').count(), SETTLE).toBe(0);
+    await expect.poll(focused, SETTLE).toBe('button: Status');
 
     // On to the message box and send with Enter.
     for (let i = 0; i < 12 && !(await page.evaluate(composerFocused)); i += 1) await page.keyboard.press('Tab');
