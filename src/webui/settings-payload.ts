@@ -3,6 +3,7 @@
  * built from the config the gateway runs and the provider registry. Secrets appear only as hints. Sections this
  * version cannot act on (image generation, transcription) are shown as configured, read-only.
  */
+import { RUNTIME_CAPABILITIES } from '../channels/websocket/bootstrap.js';
 import type { LoadedConfig } from '../config/load.js';
 import { effectiveModel, type ModelSettings } from '../config/model.js';
 import type { Config } from '../config/schema.js';
@@ -265,12 +266,7 @@ export async function settingsPayload(loaded: LoadedConfig, options: PayloadOpti
     requires_restart: requiresRestart,
     surface: 'browser',
     runtime_surface: 'browser',
-    runtime_capabilities: {
-      can_restart_engine: false,
-      can_pick_folder: false,
-      can_open_logs: false,
-      can_export_diagnostics: false,
-    },
+    runtime_capabilities: { ...RUNTIME_CAPABILITIES },
     restart_behavior_by_section: { ...RESTART_BEHAVIOR_BY_SECTION },
     restart_required_sections: sections,
     apply_state: { status: requiresRestart ? 'pending' : 'idle', sections },
