@@ -138,20 +138,29 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
     return () => ws.close();
   }, [connectUrl, onFrame, onConnection, loadHistory]);
 
-  const newChat = useCallback(() => {
+  // The first load opens a chat too: these leave the drawer alone (a user may have opened it meanwhile).
+  const openNewChat = useCallback(() => {
     wantsNewChat.current = true;
     socket.current?.send({ type: 'new_chat' });
-    setDrawer(false);
   }, []);
-
-  const selectChat = useCallback(
+  const openChat = useCallback(
     (chatId: string) => {
       setActive(chatId);
-      setDrawer(false);
       socket.current?.send({ type: 'attach', chat_id: chatId });
       void loadHistory(chatId);
     },
     [loadHistory],
+  );
+  const newChat = useCallback(() => {
+    openNewChat();
+    setDrawer(false);
+  }, [openNewChat]);
+  const selectChat = useCallback(
+    (chatId: string) => {
+      openChat(chatId);
+      setDrawer(false);
+    },
+    [openChat],
   );
 
   // First load: the chat list, and the chat that was open last time (or a fresh one). Only the latest run acts: a
@@ -167,13 +176,13 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
       setRows(listed);
       setSidebar(state);
       const last = localStorage.getItem(ACTIVE_KEY);
-      if (last && listed.some((row) => row.key === sessionKeyOf(last))) selectChat(last);
-      else newChat();
+      if (last && listed.some((row) => row.key === sessionKeyOf(last))) openChat(last);
+      else openNewChat();
     })();
     return () => {
       superseded = true;
     };
-  }, [api, newChat, selectChat]);
+  }, [api, openNewChat, openChat]);
 
   useEffect(() => {
     if (active) localStorage.setItem(ACTIVE_KEY, active);
