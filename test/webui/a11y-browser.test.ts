@@ -4,26 +4,13 @@
  * focus stop visible with a focus ring, and the chat usable with the keyboard alone (drawer in and out, status
  * panel, sending a message). Screenshots go to test-artifacts/.
  */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { startWebUiGateway, type WebUiGateway } from '../channels/websocket/gateway-helpers.js';
 import { blurFocus, composerFocused, findA11yFaults, focusedName, focusStop } from './a11y-check.js';
+import { a11yFaults } from './a11y-scan.js';
 import { ARTIFACTS, DESKTOP, hasChromium, launchChromium, openWebUi, PHONE } from './chromium.js';
-
-/** axe-core, put into the page by the test (DevTools evaluation is not subject to the page's CSP). */
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-interface AxeWindow {
-  axe: {
-    run(
-      context: unknown,
-      options: object,
-    ): Promise<{ violations: { id: string; impact?: string | null; nodes: { target: unknown[] }[] }[] }>;
-  };
-}
 
 /** How long a transition (the drawer's 0.2 s slide, a focus move in an effect) may take on a loaded CI machine. */
 const SETTLE = { timeout: 10_000 };
@@ -57,23 +44,6 @@ describe.skipIf(!hasChromium)('WebUI accessibility in Chromium', () => {
     await browser?.close();
     await run?.close();
   });
-
-  /** Our checker's faults, then axe-core's serious and critical violations (WCAG 2.x A/AA rules). */
-  async function faults(page: Page, where: string): Promise<string[]> {
-    const own = await page.evaluate(findA11yFaults);
-    if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(AXE_SOURCE);
-    const axe = await page.evaluate(async () => {
-      const page = globalThis as unknown as AxeWindow & { document: unknown };
-      const result = await page.axe.run(page.document, {
-        runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
-        resultTypes: ['violations'],
-      });
-      return result.violations
-        .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-        .map((violation) => `axe ${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
-    });
-    return [...own, ...axe].map((fault) => `${where}: ${fault}`);
-  }
 
   /** Each Tab stop from the top of the page (see focusStop). */
   async function tabStops(page: Page, count: number): Promise<{ name: string; onScreen: boolean; ring: boolean }[]> {
@@ -109,7 +79,7 @@ describe.skipIf(!hasChromium)('WebUI accessibility in Chromium', () => {
     expect(found).not.toContain('Named');
     expect(found).not.toContain('fine text');
     // axe-core, run beside it, finds the same page at fault.
-    const withAxe = (await faults(page, 'built to fail')).join('\n');
+    const withAxe = (await a11yFaults(page, 'built to fail')).join('\n');
     expect(withAxe).toContain('axe button-name');
     expect(withAxe).toContain('axe color-contrast');
     expect(withAxe).toContain('axe image-alt');
@@ -121,7 +91,7 @@ describe.skipIf(!hasChromium)('WebUI accessibility in Chromium', () => {
     const page = await openWebUi(context, run.url, run.token);
     onTestFailed(() => page.screenshot({ path: join(ARTIFACTS, 'webui-a11y-failure.png') }).then(() => undefined));
     const found: string[] = [];
-    found.push(...(await faults(page, 'light, empty chat')));
+    found.push(...(await a11yFaults(page, 'light, empty chat')));
 
     await page.fill('#composer-input', 'Make a plan');
     await page.getByRole('button', { name: 'Send' }).click();
@@ -139,19 +109,19 @@ describe.skipIf(!hasChromium)('WebUI accessibility in Chromium', () => {
       }
       expect(await page.locator('html').getAttribute('data-theme')).toBe(theme);
       await page.locator('[data-testid="status-panel"]').waitFor();
-      found.push(...(await faults(page, `${theme}, desktop, answer and status`)));
+      found.push(...(await a11yFaults(page, `${theme}, desktop, answer and status`)));
       await page.screenshot({ path: join(ARTIFACTS, `webui-a11y-${theme}-desktop.png`) });
       await page.setViewportSize(PHONE);
-      found.push(...(await faults(page, `${theme}, phone, status panel`)));
+      found.push(...(await a11yFaults(page, `${theme}, phone, status panel`)));
       await page.screenshot({ path: join(ARTIFACTS, `webui-a11y-${theme}-phone-status.png`) });
       await page.keyboard.press('Escape');
-      found.push(...(await faults(page, `${theme}, phone`)));
+      found.push(...(await a11yFaults(page, `${theme}, phone`)));
       await page.screenshot({ path: join(ARTIFACTS, `webui-a11y-${theme}-phone.png`) });
       const menu = page.getByRole('button', { name: 'Open the chat list' });
       if (await menu.isVisible()) {
         await menu.click();
         await expect.poll(async () => (await page.locator('nav.sidebar').boundingBox())?.x).toBe(0);
-        found.push(...(await faults(page, `${theme}, phone, drawer open`)));
+        found.push(...(await a11yFaults(page, `${theme}, phone, drawer open`)));
         await page.keyboard.press('Escape');
         await expect.poll(() => page.locator('nav.sidebar').isVisible()).toBe(false);
       }
@@ -174,7 +144,7 @@ describe.skipIf(!hasChromium)('WebUI accessibility in Chromium', () => {
           await page.getByRole('button', { name: 'Connect' }).click();
           await page.getByRole('alert').waitFor();
           expect(await page.locator('html').getAttribute('data-theme')).toBe(colorScheme);
-          found.push(...(await faults(page, `token screen, ${colorScheme}, ${viewport.width}px`)));
+          found.push(...(await a11yFaults(page, `token screen, ${colorScheme}, ${viewport.width}px`)));
           if (viewport === PHONE) {
             await page.screenshot({ path: join(ARTIFACTS, `webui-a11y-token-${colorScheme}-phone.png`) });
           }

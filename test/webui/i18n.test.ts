@@ -1,7 +1,8 @@
 /**
  * The WebUI's languages (webui/src/i18n): every locale has exactly English's keys with the same `{placeholders}`,
  * every key the source uses exists and every key exists because the source uses it, no visible English is left in
- * the components outside the i18n layer, and a browser's languages pick the right locale.
+ * the components outside the i18n layer, and a browser's languages pick the right locale. Each settings page's own
+ * catalog (webui/src/settings/<page>/messages.ts, listed in settings/catalogs.ts) is held to the same rules.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -18,6 +19,7 @@ import ptBR from '../../webui/src/i18n/locales/pt-BR.js';
 import vi from '../../webui/src/i18n/locales/vi.js';
 import zhCN from '../../webui/src/i18n/locales/zh-CN.js';
 import zhTW from '../../webui/src/i18n/locales/zh-TW.js';
+import { PAGE_CATALOGS } from '../../webui/src/settings/catalogs.js';
 
 const SRC = join(import.meta.dirname, '..', '..', 'webui', 'src');
 const LOCALE_DIR = join(SRC, 'i18n', 'locales');
@@ -34,6 +36,11 @@ const TRANSLATIONS: Record<string, Record<string, string>> = {
   id,
 };
 const englishKeys = Object.keys(en).sort();
+/** Every key a translate call may name: the main locale's and each settings page's. */
+const knownKeys = new Set([
+  ...englishKeys,
+  ...Object.values(PAGE_CATALOGS).flatMap((catalog) => Object.keys(catalog.en)),
+]);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -132,19 +139,40 @@ describe('WebUI locales', () => {
   );
 });
 
+describe.each(Object.entries(PAGE_CATALOGS))('settings page %s’s catalog', (page, catalog) => {
+  const keys = Object.keys(catalog.en).sort();
+  const others = Object.entries(catalog).filter(([code]) => code !== 'en');
+
+  it('has every language, and its keys are its own (named after the page, not in the main locale)', () => {
+    expect(Object.keys(catalog).sort()).toEqual(LOCALES.map((locale) => locale.code).sort());
+    expect(keys.filter((key) => !key.startsWith(`${page}.`) || key in en)).toEqual([]);
+  });
+
+  it.each(others)('%s has every key, the same {placeholders}, and is translated', (_code, messages) => {
+    expect(Object.keys(messages).sort()).toEqual(keys);
+    const english = catalog.en as Record<string, string>;
+    const given = messages as Record<string, string>;
+    expect(
+      keys.filter((key) => placeholders(given[key] ?? '').join() !== placeholders(english[key] ?? '').join()),
+    ).toEqual([]);
+    expect(keys.filter((key) => !given[key]?.trim())).toEqual([]);
+    expect(keys.filter((key) => given[key] === english[key]).length).toBeLessThan(Math.max(2, keys.length * 0.2));
+  });
+});
+
 describe('WebUI source and the locales', () => {
   it('every translate call names a key English defines, as a literal (so this scan sees it)', () => {
     const { calls } = scan();
     expect(calls.length).toBeGreaterThan(50);
     expect(calls.filter((call) => call.key === null).map((call) => call.where)).toEqual([]);
-    expect(calls.filter((call) => call.key && !(call.key in en)).map((call) => `${call.where} ${call.key}`)).toEqual(
-      [],
-    );
+    expect(
+      calls.filter((call) => call.key && !knownKeys.has(call.key)).map((call) => `${call.where} ${call.key}`),
+    ).toEqual([]);
   });
 
   it('every key is used by the source (none left over)', () => {
     const used = new Set(scan().calls.map((call) => call.key));
-    expect(englishKeys.filter((key) => !used.has(key))).toEqual([]);
+    expect([...knownKeys].filter((key) => !used.has(key))).toEqual([]);
   });
 
   it('no visible text in the components bypasses the i18n layer', () => {

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type {
   ServerFrame,
   SessionListRow,
@@ -12,8 +12,13 @@ import { Icon } from './components/Icon.js';
 import { type ChatRow, Sidebar } from './components/Sidebar.js';
 import { StatusPanel } from './components/StatusPanel.js';
 import { useI18n } from './i18n/react.js';
+import type { SettingsClient } from './settings/client.js';
+import { settingsRoute } from './settings/route.js';
 import { ChatSocket, type ConnectionState } from './socket.js';
 import { addUserMessage, applyFrame, type ChatState, emptyChat, fromThread } from './state.js';
+
+// Settings are their own chunk: a reader who only chats never downloads them.
+const SettingsView = lazy(() => import('./settings/SettingsView.js'));
 
 const ACTIVE_KEY = 'nanobot.chat';
 const KEY_PREFIX = 'websocket:';
@@ -57,6 +62,21 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
     else if (state === 'open') setLost(false);
   }, []);
   const [drawer, setDrawer] = useState(false);
+  // Settings are an address (`#settings/<page>`): the back button, a reload and a bookmark land on the same page.
+  const [settings, setSettings] = useState(() => settingsRoute(window.location.hash));
+  useEffect(() => {
+    const onHash = () => {
+      setSettings(settingsRoute(window.location.hash));
+      setDrawer(false);
+    };
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+  const leaveSettings = useCallback(() => {
+    if (!settingsRoute(window.location.hash)) return;
+    history.pushState(null, '', window.location.pathname + window.location.search);
+    setSettings(null);
+  }, []);
   const [statusOpen, setStatusOpen] = useState(false);
   const menuButton = useRef<HTMLButtonElement>(null);
   const statusButton = useRef<HTMLButtonElement>(null);
@@ -154,13 +174,27 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
   const newChat = useCallback(() => {
     openNewChat();
     setDrawer(false);
-  }, [openNewChat]);
+    leaveSettings();
+  }, [openNewChat, leaveSettings]);
   const selectChat = useCallback(
     (chatId: string) => {
       openChat(chatId);
       setDrawer(false);
+      leaveSettings();
     },
-    [openChat],
+    [openChat, leaveSettings],
+  );
+
+  const settingsClient = useMemo<SettingsClient>(
+    () => ({
+      get: (route) => api.get(route),
+      act: <T,>(action: string, payload: Record<string, unknown> = {}) => {
+        if (!socket.current) return Promise.reject(new Error(t('app.notConnected')));
+        // The page that asked knows the action's answer shape (nanobot's API); the gateway validated the request.
+        return socket.current.request(action, payload) as Promise<T>;
+      },
+    }),
+    [api, t],
   );
 
   // First load: the chat list, and the chat that was open last time (or a fresh one). Only the latest run acts: a
@@ -267,10 +301,11 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
   };
 
   const chat = (active && chats[active]) || emptyChat;
-  const title = useMemo(
+  const chatTitle = useMemo(
     () => sessions.find((row) => row.chat_id === active)?.title ?? t('sidebar.newChat'),
     [sessions, active, t],
   );
+  const title = settings ? t('settings.title') : chatTitle;
   const connectionLabel =
     connection === 'open'
       ? t('connection.open')
@@ -282,7 +317,8 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
     <div className="app">
       <Sidebar
         sessions={sessions}
-        active={active}
+        active={settings ? null : active}
+        settingsOpen={settings !== null}
         open={drawer}
         onNew={newChat}
         onSelect={selectChat}
@@ -334,14 +370,22 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
             {tx('connection.lost', { command: <code>nanobot gateway</code> })}
           </div>
         )}
-        <ChatView chat={chat} onSuggest={(text) => setPrefill({ text, at: Date.now() })} />
-        <Composer
-          busy={chat.busy}
-          disabled={connection !== 'open' || !active}
-          onSend={send}
-          onStop={stop}
-          prefill={prefill}
-        />
+        {settings ? (
+          <Suspense fallback={<p className="settings-loading">{t('settings.loading')}</p>}>
+            <SettingsView client={settingsClient} chatId={active} page={settings.page} onBack={leaveSettings} />
+          </Suspense>
+        ) : (
+          <>
+            <ChatView chat={chat} onSuggest={(text) => setPrefill({ text, at: Date.now() })} />
+            <Composer
+              busy={chat.busy}
+              disabled={connection !== 'open' || !active}
+              onSend={send}
+              onStop={stop}
+              prefill={prefill}
+            />
+          </>
+        )}
       </main>
       {statusOpen && <StatusPanel api={api} chatId={active} version={turnsEnded} onClose={closeStatus} />}
     </div>

@@ -89,6 +89,11 @@ export class Api {
     return body as T;
   }
 
+  /** `GET /api/<route>` of the settings API (src/webui/api.ts); the answer's shape is the caller's to know. */
+  get<T>(route: string): Promise<T> {
+    return this.call<T>(`/api/${route}`);
+  }
+
   async sessions(): Promise<SessionListRow[]> {
     return (await this.call<{ sessions: SessionListRow[] }>('/api/sessions')).sessions;
   }

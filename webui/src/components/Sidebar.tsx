@@ -14,6 +14,8 @@ export interface SidebarProps {
   sessions: ChatRow[];
   active: string | null;
   open: boolean;
+  /** Settings are showing (their link is marked as the current page). */
+  settingsOpen: boolean;
   onNew(): void;
   onSelect(chatId: string): void;
   onRename(chatId: string, title: string): Promise<void>;
@@ -60,7 +62,12 @@ export function Sidebar(props: SidebarProps) {
             />
           ))}
         </ul>
-        <LanguagePicker className="sidebar-language" />
+        <div className="sidebar-foot">
+          <a className="sidebar-settings" href="#settings" aria-current={props.settingsOpen ? 'page' : undefined}>
+            <Icon name="gear" /> {t('settings.title')}
+          </a>
+          <LanguagePicker className="sidebar-language" />
+        </div>
       </nav>
     </>
   );

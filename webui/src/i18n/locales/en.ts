@@ -88,6 +88,22 @@ const en = {
   'status.noCron': 'None scheduled.',
   'status.paused': '(paused)',
   'status.nextRun': 'next {time}',
+
+  'settings.title': 'Settings',
+  'settings.back': 'Back to the chat',
+  'settings.sections': 'Settings sections',
+  'settings.nav.models': 'Models',
+  'settings.nav.channels': 'Channels',
+  'settings.nav.tools': 'Tools',
+  'settings.nav.automations': 'Automations',
+  'settings.nav.skills': 'Skills',
+  'settings.nav.memory': 'Memory',
+  'settings.nav.usage': 'Usage',
+  'settings.loading': 'Loading…',
+  'settings.loadFailed': 'Could not load this page: {error}',
+  'settings.retry': 'Try again',
+  'settings.cancel': 'Cancel',
+  'settings.secretKeep': 'Saved ({hint}). Leave empty to keep it.',
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -1,0 +1,84 @@
+/** Settings › Usage: tokens per day for the last 30 days (`GET /api/settings/usage`, nanobot's token-usage.json). */
+import { LoadedView, PageHeader, Section, useLoad } from '../controls.js';
+import type { SettingsPageProps } from '../pages.js';
+import { usePageText } from '../text.js';
+import { usageMessages } from './messages.js';
+
+interface UsageDay {
+  date: string;
+  prompt_tokens: number;
+  cached_tokens: number;
+  total_tokens: number;
+  requests: number;
+}
+
+interface UsageReport {
+  days: UsageDay[];
+  total_tokens_30d: number;
+  requests_30d: number;
+  active_days_30d: number;
+  current_streak_days: number;
+}
+
+/** The last 30 calendar days up to the newest recorded one, with a zero for a day without use. */
+function last30(days: readonly UsageDay[]): { date: string; tokens: number }[] {
+  const byDate = new Map(days.map((day) => [day.date, day.total_tokens]));
+  const end = new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
+  return Array.from({ length: 30 }, (_, index) => {
+    const at = new Date(end);
+    at.setUTCDate(end.getUTCDate() - (29 - index));
+    const date = at.toISOString().slice(0, 10);
+    return { date, tokens: byDate.get(date) ?? 0 };
+  });
+}
+
+export function UsagePage({ client }: SettingsPageProps) {
+  const { t, number } = usePageText(usageMessages);
+  const loaded = useLoad(() => client.get<UsageReport>('settings/usage'));
+  return (
+    <>
+      <PageHeader title={t('usage.title')} intro={t('usage.intro')} />
+      <LoadedView loaded={loaded}>
+        {(report) => {
+          const bars = last30(report.days);
+          const since = bars[0]?.date ?? '';
+          const recent = report.days.filter((day) => day.date >= since);
+          const prompt = recent.reduce((sum, day) => sum + day.prompt_tokens, 0);
+          const cached = recent.reduce((sum, day) => sum + day.cached_tokens, 0);
+          const peak = Math.max(1, ...bars.map((bar) => bar.tokens));
+          return (
+            <Section title={t('usage.last30')}>
+              <dl className="facts" data-testid="usage-facts">
+                <dt>{t('usage.tokens30')}</dt>
+                <dd>{number(report.total_tokens_30d)}</dd>
+                <dt>{t('usage.requests30')}</dt>
+                <dd>{number(report.requests_30d)}</dd>
+                <dt>{t('usage.cacheHit')}</dt>
+                <dd>{prompt > 0 ? number(cached / prompt, { style: 'percent' }) : '—'}</dd>
+                <dt>{t('usage.activeDays')}</dt>
+                <dd>{number(report.active_days_30d)}</dd>
+                <dt>{t('usage.streak')}</dt>
+                <dd>{t('usage.days', { count: report.current_streak_days })}</dd>
+              </dl>
+              {report.total_tokens_30d === 0 ? (
+                <p className="muted">{t('usage.none')}</p>
+              ) : (
+                <ol className="usage-bars" data-testid="usage-bars">
+                  {bars.map((bar) => {
+                    const label = t('usage.dayBar', { date: bar.date, tokens: bar.tokens });
+                    return (
+                      <li key={bar.date} title={label}>
+                        <span className="usage-bar" style={{ height: `${Math.round((bar.tokens / peak) * 100)}%` }} />
+                        <span className="sr-only">{label}</span>
+                      </li>
+                    );
+                  })}
+                </ol>
+              )}
+            </Section>
+          );
+        }}
+      </LoadedView>
+    </>
+  );
+}
