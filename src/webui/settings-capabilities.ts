@@ -7,6 +7,7 @@ import { SEARCH_PROVIDERS } from '../tools/web/search-providers.js';
 import type { ActionHandler } from './api.js';
 import { WebuiApiError } from './api.js';
 import { has, optionalBool, optionalInt, optionalText } from './settings-input.js';
+import { toolSafetyActions } from './settings-tool-safety.js';
 import { configOf, objectAt, writeAndAnswer } from './settings-write.js';
 
 const updateWebSearch: ActionHandler = async (context, payload) => {
@@ -77,6 +78,7 @@ const networkSafety: ActionHandler = async (_context, payload) => {
 export const capabilityActions: Record<string, ActionHandler> = {
   'settings.web_search.update': updateWebSearch,
   'settings.network_safety.update': networkSafety,
+  ...toolSafetyActions,
   'settings.image_generation.update': notInThisVersion('Image generation', 'this version has no image generation tool'),
   'settings.transcription.update': notInThisVersion('Voice transcription', 'voice messages are not transcribed here'),
 };

@@ -234,6 +234,8 @@ function systemSections(loaded: LoadedConfig) {
     advanced: {
       restrict_to_workspace: config.tools.restrictToWorkspace,
       ssrf_whitelist_count: config.tools.ssrfWhitelist.length,
+      // nanobot-ts only: the entries themselves (addresses and ranges, no secrets), for the Tools page.
+      ssrf_whitelist: [...config.tools.ssrfWhitelist],
       webui_allow_local_service_access: config.tools.webuiAllowLocalServiceAccess,
       allow_local_preview_access: config.tools.webuiAllowLocalServiceAccess,
       webui_default_access_mode: 'default',
