@@ -4,7 +4,8 @@
  * and the SSRF whitelist (a confirmation first, since each loosens), and config.json is what a hand edit plus the
  * CLI's `nanobot onboard` writes on a twin home (the CLI has no command for these keys). Then an MCP server added by
  * its command is tested, its tools listed, the model calls one in the chat and its result shows in the tool card;
- * switching the tool off takes it away from the model; removing the server empties the list. Desktop and phone
+ * switching the tool off takes it away from the model; removing the server empties the list; one added by URL with a
+ * header is saved and its failure to connect shown. Desktop and phone
  * screenshots in both themes, no accessibility faults.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -197,6 +198,21 @@ describe.skipIf(!hasChromium)('Settings › Tools in Chromium', () => {
     await page.getByRole('dialog', { name: 'Remove fx?' }).getByRole('button', { name: 'Remove' }).click();
     await page.getByText('No MCP servers yet.', { exact: false }).waitFor();
     expect(config().tools.mcpServers).toEqual({});
+
+    // By URL, with a header: saved (the header's value never shown back), its failure to connect shown on its card.
+    await page.getByRole('radio', { name: 'URL (HTTP)' }).check();
+    await page.getByLabel('Name', { exact: true }).fill('remote');
+    await page.getByLabel('URL', { exact: true }).fill('http://127.0.0.1:9/mcp');
+    await page.getByLabel('Headers').fill('Authorization: Bearer hdr-secret-0123456789');
+    await page.getByRole('button', { name: 'Add server', exact: true }).click();
+    const remote = page.getByTestId('mcp-server-remote');
+    await remote.getByText('Failed', { exact: true }).waitFor();
+    expect((config().tools.mcpServers as Record<string, Json>).remote).toMatchObject({
+      type: 'streamableHttp',
+      url: 'http://127.0.0.1:9/mcp',
+      headers: { Authorization: 'Bearer hdr-secret-0123456789' },
+    });
+    expect(await page.content()).not.toContain('hdr-secret-0123456789');
     await context.close();
     expect(faults).toEqual([]);
   }, 180_000);
