@@ -65,6 +65,15 @@ describe.skipIf(!hasChromium)('Settings › Channels in Chromium', () => {
     for (const name of ['Discord', 'Email', 'Feishu', 'Matrix', 'Slack', 'Telegram'])
       await page.getByRole('article', { name }).waitFor();
 
+    // A value of the wrong kind is refused by the gateway and shown under its field.
+    const email = page.getByRole('article', { name: 'Email' });
+    await email.getByRole('button', { name: 'Set up Email' }).click();
+    await email.getByLabel('IMAP port').fill('99x');
+    await email.getByRole('button', { name: 'Check' }).click();
+    await email.getByText("'channels.email.imapPort' must be a whole number").waitFor();
+    expect(await email.getByLabel('IMAP port').getAttribute('aria-invalid')).toBe('true');
+    await email.getByRole('button', { name: 'Hide settings Email' }).click();
+
     await card.getByRole('button', { name: 'Set up Telegram' }).click();
     const token = card.getByLabel('Bot token');
     await card.getByRole('button', { name: 'Check' }).click();

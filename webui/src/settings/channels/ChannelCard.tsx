@@ -77,6 +77,7 @@ export function ChannelCard({
   const [checked, setChecked] = useState<ValidationPayload | null>(null);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const [switching, setSwitching] = useState(false);
+  const [valueError, setValueError] = useState<{ field: string; message: string } | null>(null);
   // What another tab or the CLI saved shows up here, unless this form holds the user's unsaved edits.
   useEffect(() => {
     if (dirty.size === 0) setValues(saved);
@@ -85,7 +86,10 @@ export function ChannelCard({
   const alwaysOn = isAlwaysOn(feature);
   const status = statusOf(feature, t);
   const changed = () => Object.fromEntries([...dirty].map((key) => [key, values[key] ?? '']));
-  const errors = fieldErrors(checked, fields, t('channels.missing'));
+  const errors = {
+    ...fieldErrors(checked, fields, t('channels.missing')),
+    ...(valueError ? { [valueError.field]: valueError.message } : {}),
+  };
 
   const setValue = (key: string, value: string) => {
     setValues((current) => ({ ...current, [key]: value }));
@@ -93,6 +97,7 @@ export function ChannelCard({
   };
 
   const check = async (): Promise<ValidationPayload> => {
+    setValueError(null);
     const result = await client.act<ValidationPayload>('settings.channel.validate', {
       name: feature.name,
       values: changed(),
@@ -155,7 +160,14 @@ export function ChannelCard({
 
   // The channel's name for screen readers, beside a button's short visible text.
   const hiddenName = <span className="sr-only"> {feature.display_name} </span>;
-  const fail = (message: string) => setOutcome({ kind: 'error', text: message });
+  // A value the gateway refused names its key (`'channels.email.imapPort' must be a whole number`): shown there.
+  const fail = (message: string) => {
+    const field = fields.find((candidate) => message.startsWith(`'${candidate.key}'`));
+    if (field) {
+      setChecked(null);
+      setValueError({ field: field.field, message });
+    } else setOutcome({ kind: 'error', text: message });
+  };
 
   return (
     <article className="channels-card" aria-labelledby={headingId} data-channel={feature.name}>
