@@ -73,6 +73,11 @@ describe.skipIf(!hasChromium)('Settings › Channels in Chromium', () => {
     await email.getByText("'channels.email.imapPort' must be a whole number").waitFor();
     expect(await email.getByLabel('IMAP port').getAttribute('aria-invalid')).toBe('true');
     await email.getByRole('button', { name: 'Hide settings Email' }).click();
+    // Matrix needs a password or an access token: the form says so.
+    const matrix = page.getByRole('article', { name: 'Matrix' });
+    await matrix.getByRole('button', { name: 'Set up Matrix' }).click();
+    await matrix.getByText('Fill in one of these: Password / Access token.').waitFor();
+    await matrix.getByRole('button', { name: 'Hide settings Matrix' }).click();
 
     await card.getByRole('button', { name: 'Set up Telegram' }).click();
     const token = card.getByLabel('Bot token');
@@ -129,11 +134,12 @@ describe.skipIf(!hasChromium)('Settings › Channels in Chromium', () => {
   }, 120_000);
 
   it('admits a stranger approved from the pairing queue, and locks them out again on revoke', async () => {
+    // The page is open before the stranger writes: their request shows up on its own.
+    const { context, page } = await openSettings(browser, run, 'channels', { colorScheme: 'light' });
+    await page.getByText('No one is waiting.').waitFor();
     api.userSays({ chatId: 91, from: { id: 91, username: 'newcomer' }, text: 'hello?' });
     await eventually(() => expect(codesSentTo(91)).toHaveLength(1), 15_000);
     const [code] = codesSentTo(91);
-
-    const { context, page } = await openSettings(browser, run, 'channels', { colorScheme: 'light' });
     const request = page.getByRole('listitem', { name: '91 on Telegram' });
     await request.getByText(code ?? '-').waitFor(WAIT);
     await page.getByText('Pairing requests waiting for you: 1.').waitFor();

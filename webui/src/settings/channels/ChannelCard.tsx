@@ -84,6 +84,9 @@ export function ChannelCard({
   }, [saved, dirty]);
 
   const alwaysOn = isAlwaysOn(feature);
+  // Alternatives of which one must be complete (Matrix: a password, or an access token), by their labels.
+  const labelOf = (name: string) => fields.find((field) => field.field === name)?.label ?? name;
+  const oneOf = feature.setup?.one_of?.map((keys) => keys.map(labelOf).join(' + ')).join(' / ');
   const status = statusOf(feature, t);
   const changed = () => Object.fromEntries([...dirty].map((key) => [key, values[key] ?? '']));
   const errors = {
@@ -227,6 +230,9 @@ export function ChannelCard({
                 ),
               })}
             </p>
+          )}
+          {oneOf && (
+            <p className="field-help">{tx('channels.oneOf', { choices: <span lang={serverLang}>{oneOf}</span> })}</p>
           )}
           {fields.map((field) => (
             <ChannelField
