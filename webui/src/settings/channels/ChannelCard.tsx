@@ -64,8 +64,7 @@ export function ChannelCard({
   /** The catalog changed (saved, switched): load it again. */
   onChanged(): Promise<void>;
 }) {
-  const text = usePageText(channelsMessages);
-  const { t, tx, locale } = text;
+  const { t, tx, locale } = usePageText(channelsMessages);
   const serverLang = locale === 'en' ? undefined : 'en';
   const headingId = useId();
   const formId = useId();
@@ -178,6 +177,8 @@ export function ChannelCard({
         <h4 id={headingId}>{feature.display_name}</h4>
         <span
           className={`channels-status channels-status-${status.tone}`}
+          // A channel that starts or fails while the page is open is told, not only drawn.
+          aria-live="polite"
           data-testid={`channel-status-${feature.name}`}
         >
           {status.text}
