@@ -4,7 +4,7 @@
  * each (both themes are the caller's choice: pass `colorScheme` to the context).
  */
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import type { WebUiGateway } from '../channels/websocket/gateway-helpers.js';
 import { a11yFaults } from './a11y-scan.js';
 import { ARTIFACTS, DESKTOP, openWebUi, PHONE } from './chromium.js';
@@ -42,14 +42,18 @@ export async function goToSettings(page: Page, pageId: string): Promise<void> {
 
 /**
  * Screenshots `<name>-desktop.png` and `<name>-phone.png` (full page), and the accessibility faults at each size.
+ * `scrollTo`: the part of a long page the shots should show (scrolled to the top at each size).
  * The page is left at desktop size.
  */
-export async function shootAndScan(page: Page, name: string): Promise<string[]> {
+export async function shootAndScan(page: Page, name: string, options: { scrollTo?: Locator } = {}): Promise<string[]> {
   const faults: string[] = [];
+  const scroll = () => options.scrollTo?.evaluate((element) => element.scrollIntoView({ block: 'start' }));
   await page.setViewportSize(DESKTOP);
+  await scroll();
   await page.screenshot({ path: join(ARTIFACTS, `${name}-desktop.png`), fullPage: true });
   faults.push(...(await a11yFaults(page, `${name}, desktop`)));
   await page.setViewportSize(PHONE);
+  await scroll();
   await page.screenshot({ path: join(ARTIFACTS, `${name}-phone.png`), fullPage: true });
   faults.push(...(await a11yFaults(page, `${name}, phone`)));
   await page.setViewportSize(DESKTOP);

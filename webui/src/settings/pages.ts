@@ -1,8 +1,10 @@
 /**
- * The settings pages this build has, in the order the section list shows them (route.ts names every page id). Adding a page: its folder under settings/ (the
- * page and its `messages.ts`), one row here, and its catalog in catalogs.ts.
+ * The settings pages this build has, in the order the section list shows them (route.ts names every page id).
+ * Adding a page: its folder under settings/ (the page and its `messages.ts`), one row here, and its catalog in
+ * catalogs.ts.
  */
 import type { ComponentType } from 'react';
+import { ChannelsPage } from './channels/ChannelsPage.js';
 import type { SettingsClient } from './client.js';
 import type { SettingsPageId } from './route.js';
 import { ToolsPage } from './tools/ToolsPage.js';
@@ -20,6 +22,7 @@ export interface SettingsPage {
 }
 
 export const SETTINGS_PAGES: readonly SettingsPage[] = [
+  { id: 'channels', component: ChannelsPage },
   { id: 'tools', component: ToolsPage },
   { id: 'usage', component: UsagePage },
 ];
