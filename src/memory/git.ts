@@ -69,7 +69,6 @@ export interface CommitDetail extends CommitInfo {
 const queues = new Map<string, Promise<unknown>>();
 
 export class MemoryGit {
-
   /** Every read and write of the repository and the tracked files goes through the workspace-file layer. */
   private readonly wfs: WorkspaceFs;
   private readonly gitFs: ReturnType<typeof gitFsFor>;
