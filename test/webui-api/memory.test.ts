@@ -3,7 +3,7 @@
  * a commit's diff (what /dream-log shows), restoring a commit over `webui_request` (what /dream-restore does: the
  * file is back on disk and a commit records it), the history search; and per-session usage from token_stats.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../channels/contract.js';
@@ -148,6 +148,25 @@ describe('per-session usage', () => {
         cost_usd: 0,
       });
       expect(byKey['websocket:c2']).toMatchObject({ total_tokens: 310, cached_tokens: 0 });
+    });
+  });
+
+  it('prices a session’s calls when agents.defaults.modelPrices has the model, and says it is priced', async () => {
+    const { run, api } = await start([
+      { text: 'Priced.', usage: { promptTokens: 400, completionTokens: 20, cachedTokens: 100 } },
+    ]);
+    const configPath = join(run.dataDir, 'config.json');
+    const config = JSON.parse(readFileSync(configPath, 'utf8'));
+    config.agents.defaults.modelPrices = { 'test-model': { input: 1, output: 2, cached: 0.5 } };
+    writeFileSync(configPath, JSON.stringify(config, null, 2));
+    expect(await run.gateway.reload()).toBe(true);
+    await sendTurn(run, 'c1');
+    await eventually(async () => {
+      const body = (await api.get('/api/webui/usage/sessions')).body;
+      expect(body.priced).toBe(true);
+      const [row] = body.sessions as { cost_usd: number }[];
+      // 300 fresh prompt tokens at $1/M, 100 cached at $0.50/M, 20 completion at $2/M.
+      expect(row?.cost_usd).toBeCloseTo((300 * 1 + 100 * 0.5 + 20 * 2) / 1_000_000, 12);
     });
   });
 });
