@@ -141,6 +141,24 @@ describe('history search', () => {
   );
 });
 
+describe('oversized files', () => {
+  it('a MEMORY.md of several MB is cut at 256 KiB and marked, never sent whole', async () => {
+    const path = join(run.workspace, 'memory', 'MEMORY.md');
+    const before = readFileSync(path, 'utf8');
+    writeFileSync(path, 'x'.repeat(3 * 1024 * 1024));
+    try {
+      const res = await api.get('/api/webui/memory');
+      const file = (res.body.files as { path: string; content: string; size: number; truncated: boolean }[]).find(
+        (entry) => entry.path === 'memory/MEMORY.md',
+      );
+      expect(file).toMatchObject({ size: 3 * 1024 * 1024, truncated: true });
+      expect(file?.content.length).toBe(256 * 1024);
+    } finally {
+      writeFileSync(path, before);
+    }
+  });
+});
+
 describe('links out of the workspace', () => {
   it.each(['memory/MEMORY.md', 'SOUL.md', 'USER.md'])(
     'a %s linked to a file outside is refused, not read',
