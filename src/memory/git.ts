@@ -62,9 +62,13 @@ export interface CommitDetail extends CommitInfo {
   diff: string;
 }
 
-export class MemoryGit {
-  private queue: Promise<unknown> = Promise.resolve();
+/**
+ * One queue per workspace for the whole process: Dream's instance, the WebUI's and a command's each have their own
+ * MemoryGit, and their staging must still never interleave.
+ */
+const queues = new Map<string, Promise<unknown>>();
 
+export class MemoryGit {
   /** Every read and write of the repository and the tracked files goes through the workspace-file layer. */
   private readonly wfs: WorkspaceFs;
   private readonly gitFs: ReturnType<typeof gitFsFor>;
@@ -151,8 +155,13 @@ export class MemoryGit {
   // --- internals (callers hold the queue) ---
 
   private serialised<T>(operation: () => Promise<T>): Promise<T> {
-    const result = this.queue.then(operation, operation);
-    this.queue = result.catch(() => undefined);
+    const key = this.wfs.root;
+    const result = (queues.get(key) ?? Promise.resolve()).then(operation, operation);
+    const settled = result.catch(() => undefined);
+    queues.set(key, settled);
+    void settled.then(() => {
+      if (queues.get(key) === settled) queues.delete(key);
+    });
     return result;
   }
 

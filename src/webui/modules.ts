@@ -2,11 +2,13 @@
 import type { WebuiApiModule } from './api.js';
 import { automationsModule } from './automations.js';
 import { mcpPresetsModule } from './mcp-presets.js';
+import { memoryModule } from './memory.js';
 import { settingsFeaturesModule } from './settings-features.js';
 import { settingsModelsModule } from './settings-models.js';
 import { settingsPairingModule } from './settings-pairing.js';
 import { settingsSystemModule } from './settings-system.js';
 import { skillsModule } from './skills.js';
+import { usageSessionsModule } from './usage-sessions.js';
 
 export const WEBUI_API_MODULES: readonly WebuiApiModule[] = [
   settingsModelsModule,
@@ -16,4 +18,6 @@ export const WEBUI_API_MODULES: readonly WebuiApiModule[] = [
   mcpPresetsModule,
   skillsModule,
   automationsModule,
+  memoryModule,
+  usageSessionsModule,
 ];

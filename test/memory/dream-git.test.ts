@@ -86,3 +86,16 @@ describe('unifiedDiff', () => {
     expect(unifiedDiff('f.md', 'same\n', 'same\n')).toBe('');
   });
 });
+
+describe('MemoryGit across instances', () => {
+  it('serialises two instances of one workspace (Dream, the WebUI, a command): one never sees the other half-done', async () => {
+    const workspace = makeWorkspace();
+    const dream = new MemoryGit(workspace);
+    const webui = new MemoryGit(path.join(workspace, '.'));
+    const init = dream.init();
+    // Asked while the first instance is still creating the repository: it waits for the baseline.
+    const log = await webui.log();
+    await init;
+    expect(log.map((c) => c.message)).toEqual(['memory: baseline']);
+  });
+});

@@ -9,7 +9,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebUiGateway, type WebUiGateway } from '../channels/websocket/gateway-helpers.js';
 import { hasChromium, launchChromium, openWebUi, plainSpaces } from './chromium.js';
-import { openSettings, shootAndScan } from './settings-page.js';
+import { goToSettings, openSettings, shootAndScan } from './settings-page.js';
 
 const today = new Date().toISOString().slice(0, 10);
 const day = (date: string, total: number, prompt: number, cached: number) => ({
@@ -29,7 +29,10 @@ describe.skipIf(!hasChromium)('WebUI settings in Chromium', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    run = await startWebUiGateway();
+    run = await startWebUiGateway([
+      { text: 'First answer.', usage: { promptTokens: 900, completionTokens: 30, cachedTokens: 300 } },
+      { text: 'Second answer.', usage: { promptTokens: 500, completionTokens: 20, cachedTokens: 0 } },
+    ]);
     // Usage as nanobot writes it: 12,000 tokens today, a quarter of the prompt from the cache.
     mkdirSync(join(run.dataDir, 'webui'), { recursive: true });
     writeFileSync(
@@ -73,4 +76,57 @@ describe.skipIf(!hasChromium)('WebUI settings in Chromium', () => {
     }
     expect(faults).toEqual([]);
   }, 90_000);
+
+  it('Usage: per-session rows, and the open chat’s context figure is the one /status prints', async () => {
+    const faults: string[] = [];
+    const { context, page } = await openSettings(browser, run, 'usage');
+    await page.getByRole('button', { name: 'Back to the chat' }).click();
+    const answers = page.locator('[data-testid="assistant-message"]');
+    const ask = async (text: string, expected: string) => {
+      await expect.poll(() => page.locator('#composer-input').isEnabled(), { timeout: 30_000 }).toBe(true);
+      await page.fill('#composer-input', text);
+      await page.keyboard.press('Enter');
+      await answers.filter({ hasText: expected }).last().waitFor({ timeout: 30_000 });
+    };
+    // A second chat first, then the one that stays open.
+    await ask('Count the other chat', 'First answer.');
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await page.getByRole('heading', { name: 'How can I help?' }).waitFor();
+    await ask('Count this chat', 'Second answer.');
+    await ask('/status', 'Context:');
+    const status = plainSpaces((await answers.filter({ hasText: 'Context:' }).last().textContent()) ?? '');
+    const figure = /Context: (~[\d,]+ of [\d,]+ tokens \(\d+%\))/.exec(status)?.[1];
+    expect(figure, status).toBeDefined();
+
+    await goToSettings(page, 'usage');
+    const shown = page.getByTestId('usage-context');
+    await shown.waitFor();
+    expect(plainSpaces((await shown.textContent()) ?? '')).toBe(figure);
+    expect(plainSpaces((await page.getByTestId('usage-this-chat').textContent()) ?? '')).toContain('520');
+
+    const rows = page.getByTestId('usage-sessions').locator('tbody tr');
+    await expect.poll(() => rows.count()).toBe(2);
+    const current = rows.filter({ hasText: 'this chat' });
+    expect(plainSpaces((await current.textContent()) ?? '')).toMatch(/Count this chat.*520.*0%.*1/);
+    const other = rows.filter({ hasText: 'Count the other chat' });
+    expect(plainSpaces((await other.textContent()) ?? '')).toMatch(/930.*33%.*1/);
+    // No prices in this config: no cost column, and the page says how to get one.
+    await page.getByText('No cost is shown: no prices are set.').waitFor();
+    expect(await page.getByRole('columnheader', { name: 'Cost' }).count()).toBe(0);
+    // The streak reads "1 day", not "1 days".
+    expect(plainSpaces((await page.getByTestId('usage-facts').textContent()) ?? '')).toMatch(
+      /Current streak1 day(?!s)/,
+    );
+    await page.getByText('Per day', { exact: true }).click();
+    await page.getByTestId('usage-days').locator('tbody tr').first().waitFor();
+    await page.getByTestId('usage-sessions').scrollIntoViewIfNeeded();
+    faults.push(...(await shootAndScan(page, 'webui-settings-usage-sessions-light')));
+    // The dark theme, switched as a user does (the top bar's button); the figures stay.
+    await page.getByRole('button', { name: 'Use the dark theme' }).click();
+    await expect.poll(() => page.locator('html').getAttribute('data-theme')).toBe('dark');
+    expect(plainSpaces((await page.getByTestId('usage-context').textContent()) ?? '')).toBe(figure);
+    faults.push(...(await shootAndScan(page, 'webui-settings-usage-sessions-dark')));
+    await context.close();
+    expect(faults).toEqual([]);
+  }, 120_000);
 });

@@ -1,5 +1,6 @@
 /** Every settings page's strings, for the i18n test (test/webui/i18n.test.ts): one row per page. */
 import { channelsMessages } from './channels/messages.js';
+import { memoryMessages } from './memory/messages.js';
 import type { PageMessages } from './messages.js';
 import { toolsMessages } from './tools/messages.js';
 import { usageMessages } from './usage/messages.js';
@@ -7,5 +8,6 @@ import { usageMessages } from './usage/messages.js';
 export const PAGE_CATALOGS: Readonly<Record<string, PageMessages<string>>> = {
   channels: channelsMessages,
   tools: toolsMessages,
+  memory: memoryMessages,
   usage: usageMessages,
 };

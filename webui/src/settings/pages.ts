@@ -6,6 +6,7 @@
 import type { ComponentType } from 'react';
 import { ChannelsPage } from './channels/ChannelsPage.js';
 import type { SettingsClient } from './client.js';
+import { MemoryPage } from './memory/MemoryPage.js';
 import type { SettingsPageId } from './route.js';
 import { ToolsPage } from './tools/ToolsPage.js';
 import { UsagePage } from './usage/UsagePage.js';
@@ -24,5 +25,6 @@ export interface SettingsPage {
 export const SETTINGS_PAGES: readonly SettingsPage[] = [
   { id: 'channels', component: ChannelsPage },
   { id: 'tools', component: ToolsPage },
+  { id: 'memory', component: MemoryPage },
   { id: 'usage', component: UsagePage },
 ];
