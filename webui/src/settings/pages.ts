@@ -5,6 +5,7 @@
 import type { ComponentType } from 'react';
 import type { SettingsClient } from './client.js';
 import type { SettingsPageId } from './route.js';
+import { SkillsPage } from './skills/SkillsPage.js';
 import { UsagePage } from './usage/UsagePage.js';
 
 export interface SettingsPageProps {
@@ -18,4 +19,7 @@ export interface SettingsPage {
   component: ComponentType<SettingsPageProps>;
 }
 
-export const SETTINGS_PAGES: readonly SettingsPage[] = [{ id: 'usage', component: UsagePage }];
+export const SETTINGS_PAGES: readonly SettingsPage[] = [
+  { id: 'skills', component: SkillsPage },
+  { id: 'usage', component: UsagePage },
+];
