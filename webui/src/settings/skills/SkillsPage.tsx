@@ -15,9 +15,11 @@ import './skills.css';
 
 type Text = ReturnType<typeof usePageText<keyof (typeof skillsMessages)['en'] & string>>;
 
+type Missing = SkillRequirements & { steps: NonNullable<SkillDetail['install_options']> };
+
 /** What each unavailable skill misses, from its detail (loaded only for those: the list does not say). */
 function useMissing(client: SettingsClient, skills: readonly SkillSummary[] | undefined) {
-  const [missing, setMissing] = useState<Record<string, SkillRequirements>>({});
+  const [missing, setMissing] = useState<Record<string, Missing>>({});
   const wanted = (skills ?? []).filter((skill) => !skill.available).map((skill) => skill.name);
   const key = wanted.join('\n');
   // biome-ignore lint/correctness/useExhaustiveDependencies: `key` names the skills whose detail is needed.
@@ -27,7 +29,7 @@ function useMissing(client: SettingsClient, skills: readonly SkillSummary[] | un
       wanted.map((name) =>
         client
           .get<SkillDetail>(`webui/skills/${encodeURIComponent(name)}`)
-          .then((detail) => [name, detail.requirements] as const)
+          .then((detail) => [name, { ...detail.requirements, steps: detail.install_options ?? [] }] as const)
           .catch(() => undefined),
       ),
     ).then((found) => {
@@ -140,7 +142,7 @@ function SkillRow({
   onDelete,
 }: {
   skill: SkillSummary;
-  missing: SkillRequirements | undefined;
+  missing: Missing | undefined;
   busy: boolean;
   text: Text;
   onToggle(enabled: boolean): void;
@@ -194,25 +196,32 @@ function SkillRow({
 }
 
 /** The programs and variables it misses (localised); the gateway's own words for anything else (a broken SKILL.md). */
-function MissingLine({
-  skill,
-  missing,
-  text,
-}: {
-  skill: SkillSummary;
-  missing: SkillRequirements | undefined;
-  text: Text;
-}) {
+function MissingLine({ skill, missing, text }: { skill: SkillSummary; missing: Missing | undefined; text: Text }) {
   const bins = missing?.missing_bins ?? [];
   const env = missing?.missing_env ?? [];
   if (bins.length === 0 && env.length === 0) {
     return <p className="skills-missing">{skill.unavailable_reason ?? ''}</p>;
   }
+  const steps = missing?.steps ?? [];
   return (
-    <p className="skills-missing">
-      {bins.length > 0 && text.tx('skills.missingBins', { names: <code>{bins.join(', ')}</code> })}
-      {bins.length > 0 && env.length > 0 && ' · '}
-      {env.length > 0 && text.tx('skills.missingEnv', { names: <code>{env.join(', ')}</code> })}
-    </p>
+    <>
+      <p className="skills-missing">
+        {bins.length > 0 && text.tx('skills.missingBins', { names: <code>{bins.join(', ')}</code> })}
+        {bins.length > 0 && env.length > 0 && ' · '}
+        {env.length > 0 && text.tx('skills.missingEnv', { names: <code>{env.join(', ')}</code> })}
+      </p>
+      {steps.length > 0 && (
+        <p className="skills-missing">
+          {text.tx('skills.suggests', {
+            commands: steps.map((step, index) => (
+              <span key={step.id}>
+                {index > 0 && ', '}
+                <code>{step.command}</code>
+              </span>
+            )),
+          })}
+        </p>
+      )}
+    </>
   );
 }

@@ -23,6 +23,8 @@ export interface SkillRequirements {
 
 export interface SkillDetail extends SkillSummary {
   requirements: SkillRequirements;
+  /** The skill's own install steps for what it needs (shown for the user to run; the gateway runs none). */
+  install_options?: { id: string; kind: string; label: string; command: string }[];
 }
 
 export interface SuggestedCommand {
