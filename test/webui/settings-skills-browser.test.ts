@@ -78,6 +78,12 @@ async function shootAt(page: Page, name: string, target: Locator): Promise<strin
   return faults;
 }
 
+/** The `name` of the focused element (run in the page). */
+const activeName = () =>
+  (
+    globalThis as unknown as { document: { activeElement: { getAttribute(name: string): string | null } | null } }
+  ).document.activeElement?.getAttribute('name') ?? null;
+
 const systemPrompt = (run: WebUiGateway) =>
   JSON.stringify(
     ((run.fake.requests.at(-1)?.body.messages ?? []) as { role: string }[]).filter((m) => m.role === 'system'),
@@ -138,7 +144,7 @@ describe.skipIf(!hasChromium)('Settings › Skills in Chromium', () => {
   const installedDir = (name: string) => join(run.workspace, 'skills', name);
   const rowOf = (page: Page, name: string) => page.getByTestId(`skill-${name}`);
 
-  async function checkAndInstall(page: Page, source: string, name: string, commands: string[]): Promise<void> {
+  async function checkAndInstall(page: Page, source: string, name: string, commands: string[], said: string) {
     await page.getByLabel('Folder, archive URL or git URL').fill(source);
     await page.getByRole('button', { name: 'Check' }).click();
     const preview = page.getByTestId('skill-preview');
@@ -148,11 +154,11 @@ describe.skipIf(!hasChromium)('Settings › Skills in Chromium', () => {
     // Seen, not yet installed: nothing was written.
     expect(existsSync(installedDir(name))).toBe(false);
     await preview.getByRole('button', { name: `Install ${name}` }).click();
-    await page
-      .getByRole('status')
-      .filter({ hasText: `Installed ${name}.` })
-      .waitFor();
+    await page.getByRole('status').filter({ hasText: said }).waitFor();
     await rowOf(page, name).waitFor();
+    // The preview is gone and the reader is back in the source box, empty for the next one.
+    await expect.poll(() => page.evaluate(activeName)).toBe('skill-source');
+    expect(await page.getByLabel('Folder, archive URL or git URL').inputValue()).toBe('');
   }
 
   async function sendInChat(page: Page, text: string): Promise<void> {
@@ -187,11 +193,20 @@ describe.skipIf(!hasChromium)('Settings › Skills in Chromium', () => {
     await page.getByRole('alert').filter({ hasText: 'is not an absolute path' }).waitFor();
     expect(await page.getByTestId('skill-preview').count()).toBe(0);
 
-    await checkAndInstall(page, folder, 'pdf-tools', [
-      'brew install qpdf',
-      `curl -fsSL https://example.invalid/setup.sh | bash && touch ${marker}`,
-    ]);
-    await checkAndInstall(page, archiveUrl, 'csv-tools', ['pip install csvkit']);
+    await checkAndInstall(
+      page,
+      folder,
+      'pdf-tools',
+      ['brew install qpdf', `curl -fsSL https://example.invalid/setup.sh | bash && touch ${marker}`],
+      'Installed pdf-tools. The agent sees it from its next message.',
+    );
+    await checkAndInstall(
+      page,
+      archiveUrl,
+      'csv-tools',
+      ['pip install csvkit'],
+      'Installed csv-tools. It needs setup (see below) before the agent can use it.',
+    );
     expect(existsSync(marker)).toBe(false);
     const mine = page.getByRole('region', { name: 'Your skills' });
     await expect.poll(() => mine.getByTestId('skill-pdf-tools').locator('.skills-badge').textContent()).toBe('Ready');

@@ -3,7 +3,7 @@
  * `nanobot skills install` does, writing nothing) shows its files, what it needs and every command it asks the user to
  * run (none is run); "Install" (`skill.install` with the preview's digest) installs exactly what was shown.
  */
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { SettingsClient } from '../client.js';
 import { BusyButton, Notice, Section, TextField } from '../controls.js';
 import { usePageText } from '../text.js';
@@ -15,13 +15,27 @@ export function InstallSkill({
   onInstalled,
 }: {
   client: SettingsClient;
-  onInstalled(name: string): Promise<void>;
+  /** `available`: whether it can run here as installed (else it waits for a program or variable). */
+  onInstalled(name: string, available: boolean): Promise<void>;
 }) {
   const { t, tx, number } = usePageText(skillsMessages);
   const [source, setSource] = useState('');
   const [preview, setPreview] = useState<SkillPreview | null>(null);
   const [replace, setReplace] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const form = useRef<HTMLFormElement>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
+  // A new preview is read out from its name; once it goes (installed, cancelled), the reader is back at the source.
+  const shown = preview !== null;
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    if (shown) heading.current?.focus();
+    else form.current?.querySelector('input')?.focus();
+  }, [shown]);
 
   const check = async () => {
     setError(null);
@@ -52,7 +66,8 @@ export function InstallSkill({
       }
       setPreview(null);
       setSource('');
-      await onInstalled(result.last_action.name);
+      const row = result.skills.find((skill) => skill.name === result.last_action.name);
+      await onInstalled(result.last_action.name, row?.available ?? false);
     } catch (err) {
       setError((err as Error).message);
     }
@@ -61,6 +76,7 @@ export function InstallSkill({
   return (
     <Section title={t('skills.installTitle')}>
       <form
+        ref={form}
         className="skills-install-form"
         onSubmit={(event) => {
           event.preventDefault();
@@ -86,7 +102,9 @@ export function InstallSkill({
       {error && <Notice kind="error">{error}</Notice>}
       {preview && (
         <div className="skills-preview" data-testid="skill-preview">
-          <h4>{preview.name}</h4>
+          <h4 ref={heading} tabIndex={-1}>
+            {preview.name}
+          </h4>
           <p className="skills-row-description">{preview.description}</p>
           <dl className="skills-facts">
             <dt>{t('skills.files')}</dt>

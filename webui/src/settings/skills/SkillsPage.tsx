@@ -82,10 +82,10 @@ export function SkillsPage({ client }: SettingsPageProps) {
       <PageHeader title={t('skills.title')} intro={t('skills.intro')} />
       <InstallSkill
         client={client}
-        onInstalled={async (name) => {
+        onInstalled={async (name, available) => {
           await loaded.reload();
           setError(null);
-          setDone(t('skills.installed', { name }));
+          setDone(available ? t('skills.installed', { name }) : t('skills.installedNeeds', { name }));
         }}
       />
       {error && <Notice kind="error">{error}</Notice>}

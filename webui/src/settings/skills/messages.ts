@@ -34,6 +34,7 @@ export const skillsMessages = pageMessages(
     'skills.cancel': 'Cancel',
     'skills.install': 'Install {name}',
     'skills.installed': 'Installed {name}. The agent sees it from its next message.',
+    'skills.installedNeeds': 'Installed {name}. It needs setup (see below) before the agent can use it.',
     'skills.alreadyInstalled': '{name} is installed already: tick “Replace” to install this one over it.',
     'skills.mine': 'Your skills',
     'skills.noneMine': 'None yet. Install one above, or put a folder with a SKILL.md in the workspace’s skills folder.',
@@ -87,6 +88,7 @@ export const skillsMessages = pageMessages(
       'skills.cancel': '取消',
       'skills.install': '安装 {name}',
       'skills.installed': '已安装 {name}。智能体从下一条消息起即可看到它。',
+      'skills.installedNeeds': '已安装 {name}。它还需要设置（见下方），智能体才能使用。',
       'skills.alreadyInstalled': '{name} 已经安装：勾选“替换”即可用这个覆盖它。',
       'skills.mine': '你的技能',
       'skills.noneMine': '还没有。请在上方安装，或把含 SKILL.md 的文件夹放进工作区的 skills 文件夹。',
@@ -139,6 +141,7 @@ export const skillsMessages = pageMessages(
       'skills.cancel': '取消',
       'skills.install': '安裝 {name}',
       'skills.installed': '已安裝 {name}。代理從下一則訊息起就能看到它。',
+      'skills.installedNeeds': '已安裝 {name}。它還需要設定（見下方），代理才能使用。',
       'skills.alreadyInstalled': '{name} 已經安裝：勾選「取代」即可用這個覆蓋它。',
       'skills.mine': '你的技能',
       'skills.noneMine': '還沒有。請在上方安裝，或把含 SKILL.md 的資料夾放進工作區的 skills 資料夾。',
@@ -192,6 +195,7 @@ export const skillsMessages = pageMessages(
       'skills.cancel': 'キャンセル',
       'skills.install': '{name} をインストール',
       'skills.installed': '{name} をインストールしました。次のメッセージからエージェントに見えます。',
+      'skills.installedNeeds': '{name} をインストールしました。エージェントが使う前に設定が必要です（下を参照）。',
       'skills.alreadyInstalled': '{name} はインストール済みです。「置き換える」にチェックすると上書きできます。',
       'skills.mine': 'あなたのスキル',
       'skills.noneMine':
@@ -246,6 +250,7 @@ export const skillsMessages = pageMessages(
       'skills.cancel': '취소',
       'skills.install': '{name} 설치',
       'skills.installed': '{name}을(를) 설치했습니다. 다음 메시지부터 에이전트가 볼 수 있습니다.',
+      'skills.installedNeeds': '{name}을(를) 설치했습니다. 에이전트가 사용하려면 먼저 설정이 필요합니다(아래 참고).',
       'skills.alreadyInstalled': '{name}은(는) 이미 설치되어 있습니다. “교체”를 선택하면 덮어씁니다.',
       'skills.mine': '내 스킬',
       'skills.noneMine': '아직 없습니다. 위에서 설치하거나 SKILL.md가 있는 폴더를 작업 공간의 skills 폴더에 넣으세요.',
@@ -299,6 +304,8 @@ export const skillsMessages = pageMessages(
       'skills.cancel': 'Cancelar',
       'skills.install': 'Instalar {name}',
       'skills.installed': '{name} instalada. El agente la verá desde su próximo mensaje.',
+      'skills.installedNeeds':
+        '{name} instalada. Necesita configuración (ver abajo) antes de que el agente pueda usarla.',
       'skills.alreadyInstalled': '{name} ya está instalada: marca «Reemplazar» para instalar esta encima.',
       'skills.mine': 'Tus habilidades',
       'skills.noneMine':
@@ -353,6 +360,8 @@ export const skillsMessages = pageMessages(
       'skills.cancel': 'Annuler',
       'skills.install': 'Installer {name}',
       'skills.installed': '{name} installée. L’agent la voit dès son prochain message.',
+      'skills.installedNeeds':
+        '{name} installée. Elle doit être configurée (voir plus bas) avant que l’agent puisse l’utiliser.',
       'skills.alreadyInstalled': '{name} est déjà installée : cochez « Remplacer » pour installer celle-ci à sa place.',
       'skills.mine': 'Vos compétences',
       'skills.noneMine':
@@ -408,6 +417,8 @@ export const skillsMessages = pageMessages(
       'skills.cancel': 'Cancelar',
       'skills.install': 'Instalar {name}',
       'skills.installed': '{name} instalada. O agente a vê a partir da próxima mensagem.',
+      'skills.installedNeeds':
+        '{name} instalada. Ela precisa de configuração (veja abaixo) antes que o agente possa usá-la.',
       'skills.alreadyInstalled': '{name} já está instalada: marque “Substituir” para instalar esta por cima.',
       'skills.mine': 'Suas habilidades',
       'skills.noneMine':
@@ -462,6 +473,7 @@ export const skillsMessages = pageMessages(
       'skills.cancel': 'Hủy',
       'skills.install': 'Cài {name}',
       'skills.installed': 'Đã cài {name}. Tác tử sẽ thấy nó từ tin nhắn tiếp theo.',
+      'skills.installedNeeds': 'Đã cài {name}. Cần thiết lập (xem bên dưới) trước khi tác tử có thể dùng.',
       'skills.alreadyInstalled': '{name} đã được cài: đánh dấu “Thay thế” để cài bản này đè lên.',
       'skills.mine': 'Kỹ năng của bạn',
       'skills.noneMine':
@@ -516,6 +528,7 @@ export const skillsMessages = pageMessages(
       'skills.cancel': 'Batal',
       'skills.install': 'Pasang {name}',
       'skills.installed': '{name} terpasang. Agen melihatnya mulai pesan berikutnya.',
+      'skills.installedNeeds': '{name} terpasang. Perlu disiapkan (lihat di bawah) sebelum agen bisa memakainya.',
       'skills.alreadyInstalled': '{name} sudah terpasang: centang “Ganti” untuk memasang yang ini di atasnya.',
       'skills.mine': 'Keterampilan Anda',
       'skills.noneMine': 'Belum ada. Pasang di atas, atau taruh folder berisi SKILL.md di folder skills ruang kerja.',
