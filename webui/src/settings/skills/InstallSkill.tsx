@@ -52,16 +52,16 @@ export function InstallSkill({
       setError((err as Error).message);
     }
   };
-  const install = async (shown: SkillPreview) => {
+  const install = async (checked: SkillPreview) => {
     setError(null);
     try {
       const result = await client.act<SkillInstallResult>('skill.install', {
         source: source.trim(),
-        digest: shown.digest,
+        digest: checked.digest,
         force: replace,
       });
       if (!result.last_action.installed) {
-        setError(t('skills.alreadyInstalled', { name: shown.name }));
+        setError(t('skills.alreadyInstalled', { name: checked.name }));
         return;
       }
       setPreview(null);
