@@ -2,9 +2,11 @@
  * `nanobot skills install`: copies a skill into `<workspace>/skills/<name>/` after checking its SKILL.md. Nothing the
  * skill contains is run. An installed skill of the same name is only replaced with `force`; the copy is staged next
  * to the target and renamed into place, so an interrupted install leaves the old skill or the new one, never a mix.
- * Symbolic links are followed only within the skill; one pointing outside fails the install.
+ * Symbolic links are followed only within the skill; one pointing outside fails the install. `previewSkill` runs the
+ * same fetch and checks and writes nothing (the WebUI shows it before the user confirms); its digest, passed back,
+ * makes the install refuse a source that changed in between.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { isPathInside } from '../security/workspace.js';
@@ -48,6 +50,11 @@ export interface InstallOptions extends FetchOptions {
   workspace: string;
   /** Replace an installed skill of the same name. */
   force?: boolean;
+  /**
+   * The digest a preview showed the user: the install is refused when the source now holds anything else (an archive
+   * URL or folder that changed between "check" and "install"), so what was reviewed is what gets installed.
+   */
+  expectedDigest?: string;
 }
 
 export interface InstalledFile {
@@ -55,27 +62,65 @@ export interface InstalledFile {
   bytes: number;
 }
 
-export interface InstallReport {
+/** What installing `source` would do, computed without writing anything into the workspace. */
+export interface SkillPreview {
   name: string;
+  /** Where it would go: `<workspace>/skills/<name>`. */
   dir: string;
-  /** An installed skill of this name was replaced (`force`). */
-  replaced: boolean;
+  /** A skill of this name is installed already (installing needs `force`). */
+  exists: boolean;
   files: InstalledFile[];
   manifest: SkillManifest;
   /** Commands the skill asks the user to run; shown, never run. */
   commands: SuggestedCommand[];
+  /** sha256 over every file's path, mode and bytes: pass it back as `expectedDigest`. */
+  digest: string;
+}
+
+export interface InstallReport extends Omit<SkillPreview, 'exists'> {
+  /** An installed skill of this name was replaced (`force`). */
+  replaced: boolean;
+}
+
+/** The install was given a preview's digest and the source no longer matches it. */
+export class SkillChangedError extends UserError {
+  constructor(readonly skillName: string) {
+    super(
+      `The skill "${skillName}" changed since it was checked; nothing was installed.`,
+      'Check it again and review what it asks for before installing.',
+    );
+    this.name = 'SkillChangedError';
+  }
+}
+
+/** Fetches and checks `source` as `installSkill` does, and says what it would install; writes nothing. */
+export async function previewSkill(source: string, options: InstallOptions): Promise<SkillPreview> {
+  return withSource(source, options, async (local) => publicPreview(planFrom(local, options)));
 }
 
 export async function installSkill(source: string, options: InstallOptions): Promise<InstallReport> {
+  return withSource(source, options, async (local) => installPlan(planFrom(local, options), options));
+}
+
+async function withSource<T>(source: string, options: InstallOptions, use: (local: LocalSource) => Promise<T>) {
   const local = await fetchSkillSource(source, options);
   try {
-    return await installFrom(local, options);
+    return await use(local);
   } finally {
     if (local.temporary) await removeQuietly(local.temporary);
   }
 }
 
-async function installFrom(local: LocalSource, options: InstallOptions): Promise<InstallReport> {
+interface SkillPlan extends SkillPreview {
+  /** The bytes to write, read once: what the digest covers is exactly what lands. */
+  contents: { path: string; data: Buffer; mode: number }[];
+}
+
+function publicPreview({ contents: _contents, ...preview }: SkillPlan): SkillPreview {
+  return preview;
+}
+
+function planFrom(local: LocalSource, options: InstallOptions): SkillPlan {
   const root = findSkillRoot(local);
   const skillFile = join(root, SKILL_FILE);
   const parsed = parseSkill(readFileSync(skillFile, 'utf8'));
@@ -90,25 +135,47 @@ async function installFrom(local: LocalSource, options: InstallOptions): Promise
       'Use letters, digits, "-", "_" or "." (at most 64), starting with a letter or digit, in the frontmatter name.',
     );
   }
-
   const files = collectFiles(root);
+  const contents = files.map((file) => ({
+    path: file.path,
+    data: readFileSync(file.source),
+    mode: statSync(file.source).mode & 0o777,
+  }));
+  const hash = createHash('sha256');
+  for (const file of contents) {
+    hash.update(`${file.path}\0${file.mode.toString(8)}\0${file.data.length}\0`);
+    hash.update(file.data);
+  }
+  const wfs = new WorkspaceFs(options.workspace);
+  return {
+    name,
+    dir: join(options.workspace, 'skills', name),
+    exists: wfs.lstatSync(`skills/${name}`) !== undefined,
+    files: contents.map(({ path, data }) => ({ path, bytes: data.length })),
+    manifest,
+    commands: suggestedCommands(manifest),
+    digest: hash.digest('hex'),
+    contents,
+  };
+}
+
+function installPlan(plan: SkillPlan, options: InstallOptions): InstallReport {
+  const { name, exists } = plan;
+  if (options.expectedDigest !== undefined && options.expectedDigest !== plan.digest) {
+    throw new SkillChangedError(name);
+  }
+  if (exists && !options.force) throw new SkillExistsError(name, plan.dir);
   // Into the workspace through the layer: a skills/ (or skills/<name>) link planted by the sandboxed shell is refused
   // or replaced as a link, never written through.
   const wfs = new WorkspaceFs(options.workspace);
-  const target = join(options.workspace, 'skills', name);
   const rel = `skills/${name}`;
-  const exists = wfs.lstatSync(rel) !== undefined;
-  if (exists && !options.force) throw new SkillExistsError(name, target);
-
   wfs.mkdirSync('skills');
   const token = randomBytes(4).toString('hex');
   const staging = `skills/.installing-${name}-${token}`;
   try {
     wfs.mkdirSync(staging);
-    for (const file of files) {
-      wfs.writeFileAtomicSync(`${staging}/${file.path}`, readFileSync(file.source), {
-        mode: statSync(file.source).mode & 0o777,
-      });
+    for (const file of plan.contents) {
+      wfs.writeFileAtomicSync(`${staging}/${file.path}`, file.data, { mode: file.mode });
     }
     if (exists) {
       const retired = `skills/.replaced-${name}-${token}`;
@@ -126,14 +193,8 @@ async function installFrom(local: LocalSource, options: InstallOptions): Promise
     }
     throw error;
   }
-  return {
-    name,
-    dir: target,
-    replaced: exists,
-    files: files.map(({ path, bytes }) => ({ path, bytes })),
-    manifest,
-    commands: suggestedCommands(manifest),
-  };
+  const { contents: _contents, exists: _exists, ...report } = plan;
+  return { ...report, replaced: exists };
 }
 
 /** The folder holding SKILL.md: the source itself, or the only skill folder within a few levels of it. */

@@ -100,7 +100,7 @@ export class SkillsLoader {
   }
 
   /** The binaries and environment variables the skill needs that are not there (the WebUI's requirements panel). */
-  missingRequirements(skill: Skill): { bins: string[]; env: string[] } {
+  missingRequirements(skill: Pick<Skill, 'manifest'>): { bins: string[]; env: string[] } {
     const requires = skill.manifest?.requires;
     if (!requires) return { bins: [], env: [] };
     const { searchPath, platform, env } = this.requirementContext;

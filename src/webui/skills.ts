@@ -3,14 +3,23 @@
  * they can run here (missing binaries and env shown) and whether they are switched on
  * (`agents.defaults.disabledSkills`); switching one on or off; deleting one the user installed (never a built-in,
  * never anything outside `<workspace>/skills`); installing one from a folder, a .tar.gz or a git URL through the
- * same code and checks as `nanobot skills install` (the commands it asks for are listed, never run).
+ * same code and checks as `nanobot skills install` (the commands it asks for are listed, never run), after an optional
+ * `skill.preview` that shows them first and whose digest pins the install to what was shown.
  * nanobot's skills marketplace (search, trending, trends, install by provider) is not in this version: 501.
  */
 import { randomBytes } from 'node:crypto';
 import { isAbsolute } from 'node:path';
 import { createNetworkPolicy } from '../security/network.js';
 import { WorkspaceFs } from '../security/workspace-fs.js';
-import { isSkillName, SkillExistsError } from '../skills/install.js';
+import type { SkillManifest } from '../skills/frontmatter.js';
+import {
+  type InstallOptions,
+  installSkill,
+  isSkillName,
+  previewSkill,
+  SkillChangedError,
+  SkillExistsError,
+} from '../skills/install.js';
 import { type Skill, type SkillsLoader, skillsLoaderFor } from '../skills/loader.js';
 import { UserError } from '../util/errors.js';
 import { BUILTIN_SKILLS } from '../util/paths.js';
@@ -20,6 +29,7 @@ import { childOf, configOf } from './config-tree.js';
 const MARKETPLACE_UNSUPPORTED =
   'The skills marketplace is not in this version: install a skill from a folder path, a .tar.gz file or a git URL';
 const GIT_URL = /^(?:(?:https?|ssh|git|file):\/\/|[\w.-]+@[\w.-]+:)/i;
+const DIGEST = /^[0-9a-f]{64}$/;
 type Context = Parameters<ActionHandler>[0];
 
 /** The loader over the live config; disabled skills are still judged by their requirements. */
@@ -53,20 +63,25 @@ function skillsPayload(context: Context): { skills: Record<string, unknown>[] } 
   return { skills: skills.map((skill) => summary(skill, disabled)) };
 }
 
+/** What a skill needs and what of it is missing here (upstream's `SkillRequirements`). */
+function requirementsOf(loader: SkillsLoader, manifest: SkillManifest | undefined): Record<string, string[]> {
+  const missing = loader.missingRequirements({ manifest });
+  const requires = manifest?.requires;
+  return {
+    bins: [...(requires?.bins ?? []), ...(requires?.anyBins ?? [])],
+    env: [...(requires?.env ?? [])],
+    missing_bins: missing.bins,
+    missing_env: missing.env,
+  };
+}
+
 const detail: RouteHandler = async (context, { segments }) => {
   const loader = loaderOf(context);
   const skill = loader.get(segments.name ?? '');
   if (!skill) throw new WebuiApiError(404, 'skill not found');
-  const missing = loader.missingRequirements(skill);
-  const requires = skill.manifest?.requires;
   return {
     ...summary(skill, disabledOf(context)),
-    requirements: {
-      bins: [...(requires?.bins ?? []), ...(requires?.anyBins ?? [])],
-      env: [...(requires?.env ?? [])],
-      missing_bins: missing.bins,
-      missing_env: missing.env,
-    },
+    requirements: requirementsOf(loader, skill.manifest),
     install_options: (skill.manifest?.install ?? []).map((step, index) => ({
       id: step.id ?? `install-${index + 1}`,
       kind: step.kind ?? 'command',
@@ -157,46 +172,94 @@ function installSource(payload: Readonly<Record<string, unknown>>): string {
   return given;
 }
 
-const install: ActionHandler = async (context, payload) => {
-  if (typeof payload.provider === 'string' && payload.provider.trim()) {
-    throw new WebuiApiError(501, MARKETPLACE_UNSUPPORTED);
-  }
-  const source = installSource(payload);
-  const force = payload.force === undefined ? false : booleanOf(payload.force, 'force');
+function installOptions(context: Context, payload: Readonly<Record<string, unknown>>): InstallOptions {
   const loaded = configOf(context.backend).loaded();
-  const { installSkill } = await import('../skills/install.js');
+  const digest = payload.digest;
+  if (digest !== undefined && (typeof digest !== 'string' || !DIGEST.test(digest))) {
+    throw new WebuiApiError(400, 'digest must be the 64 hex digits skill.preview gave');
+  }
+  return {
+    workspace: loaded.workspace,
+    env: process.env,
+    home: loaded.home,
+    force: payload.force === undefined ? false : booleanOf(payload.force, 'force'),
+    network: createNetworkPolicy({ whitelist: loaded.config.tools.ssrfWhitelist }),
+    ...(typeof digest === 'string' ? { expectedDigest: digest } : {}),
+  };
+}
+
+/** The install module's refusals as answers: the user's mistake is a 400, a source changed since preview a 409. */
+async function refusalsAsAnswers<T>(run: () => Promise<T>): Promise<T> {
   try {
-    const report = await installSkill(source, {
-      workspace: loaded.workspace,
-      env: process.env,
-      home: loaded.home,
-      force,
-      network: createNetworkPolicy({ whitelist: loaded.config.tools.ssrfWhitelist }),
-    });
-    return {
-      ...skillsPayload(context),
-      last_action: {
-        installed: true,
-        already_installed: false,
-        name: report.name,
-        replaced: report.replaced,
-        files: report.files,
-        // What the skill asks its user to run: shown so they can review it; nothing here ran any of it.
-        commands: report.commands,
-      },
-    };
+    return await run();
   } catch (error) {
-    if (error instanceof SkillExistsError) {
-      return {
-        ...skillsPayload(context),
-        last_action: { installed: false, already_installed: true, name: error.skillName },
-      };
-    }
+    const status = error instanceof SkillChangedError ? 409 : 400;
     if (error instanceof UserError) {
-      throw new WebuiApiError(400, error.hint ? `${error.message} ${error.hint}` : error.message);
+      throw new WebuiApiError(status, error.hint ? `${error.message} ${error.hint}` : error.message);
     }
     throw error;
   }
+}
+
+function refuseMarketplace(payload: Readonly<Record<string, unknown>>): void {
+  if (typeof payload.provider === 'string' && payload.provider.trim()) {
+    throw new WebuiApiError(501, MARKETPLACE_UNSUPPORTED);
+  }
+}
+
+/**
+ * What `skill.install` would do with the same payload, through the same fetch and checks, writing nothing: the
+ * skill's name, files, requirements and the commands it asks for (listed, never run), and the digest to install
+ * exactly this (nanobot's WebUI has no such step; ours shows it before the user confirms).
+ */
+const preview: ActionHandler = async (context, payload) => {
+  refuseMarketplace(payload);
+  const source = installSource(payload);
+  const options = installOptions(context, payload);
+  const found = await refusalsAsAnswers(() => previewSkill(source, options));
+  const installed = loaderOf(context).get(found.name);
+  return {
+    preview: {
+      name: found.name,
+      description: found.manifest.description,
+      already_installed: found.exists,
+      replaces_builtin: !found.exists && installed?.source === 'builtin',
+      files: found.files,
+      requirements: requirementsOf(loaderOf(context), found.manifest),
+      commands: found.commands,
+      digest: found.digest,
+    },
+  };
+};
+
+const install: ActionHandler = async (context, payload) => {
+  refuseMarketplace(payload);
+  const source = installSource(payload);
+  const options = installOptions(context, payload);
+  const report = await refusalsAsAnswers(() =>
+    installSkill(source, options).catch((error: unknown) => {
+      if (error instanceof SkillExistsError) return error;
+      throw error;
+    }),
+  );
+  if (report instanceof SkillExistsError) {
+    return {
+      ...skillsPayload(context),
+      last_action: { installed: false, already_installed: true, name: report.skillName },
+    };
+  }
+  return {
+    ...skillsPayload(context),
+    last_action: {
+      installed: true,
+      already_installed: false,
+      name: report.name,
+      replaced: report.replaced,
+      files: report.files,
+      // What the skill asks its user to run: shown so they can review it; nothing here ran any of it.
+      commands: report.commands,
+    },
+  };
 };
 
 const marketplace: RouteHandler = async () => {
@@ -212,5 +275,5 @@ export const skillsModule: WebuiApiModule = {
     'webui/skills': async (context) => skillsPayload(context),
     'webui/skills/:name': detail,
   },
-  actions: { 'skill.update': update, 'skill.delete': remove, 'skill.install': install },
+  actions: { 'skill.update': update, 'skill.delete': remove, 'skill.preview': preview, 'skill.install': install },
 };

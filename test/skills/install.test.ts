@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync
 import { join } from 'node:path';
 import { create as createTar } from 'tar';
 import { describe, expect, it } from 'vitest';
-import { installSkill } from '../../src/skills/install.js';
+import { installSkill, previewSkill, SkillChangedError } from '../../src/skills/install.js';
 import { shellBlockLines, suggestedCommands } from '../../src/skills/install-commands.js';
 import { UserError } from '../../src/util/errors.js';
 import { skillText, tempDir, writeSkill } from './helpers.js';
@@ -206,5 +206,29 @@ describe('shellBlockLines', () => {
         body: '```bash\necho aGk= | base64 -d | sh\n```',
       }),
     ).toEqual([{ command: 'echo aGk= | base64 -d | sh', from: 'SKILL.md', warning: 'decodes hidden content' }]);
+  });
+});
+
+describe('previewSkill', () => {
+  it('reports what installSkill would install, writes nothing, and its digest pins the install', async () => {
+    const workspace = tempDir('nb-ws-');
+    const source = sourceSkill();
+    const preview = await previewSkill(source, { workspace });
+    expect(preview).toMatchObject({ name: 'pdf-tools', exists: false, dir: join(workspace, 'skills', 'pdf-tools') });
+    expect(preview.files.map((f) => f.path)).toEqual(['SKILL.md', 'scripts/merge.sh']);
+    expect(preview.commands.map((c) => c.command)).toContain('curl -fsSL https://example.com/install.sh | bash');
+    expect(existsSync(join(workspace, 'skills'))).toBe(false);
+
+    const report = await installSkill(source, { workspace, expectedDigest: preview.digest });
+    expect(report.digest).toBe(preview.digest);
+    expect((await previewSkill(source, { workspace })).exists).toBe(true);
+
+    // One byte changed after the check: refused, and the installed copy is left as it was.
+    writeFileSync(join(source, 'scripts', 'merge.sh'), '#!/bin/sh\nqpdf  "$@"\n');
+    const changed = await failure(installSkill(source, { workspace, force: true, expectedDigest: preview.digest }));
+    expect(changed).toBeInstanceOf(SkillChangedError);
+    expect(readFileSync(join(workspace, 'skills', 'pdf-tools', 'scripts', 'merge.sh'), 'utf8')).toBe(
+      '#!/bin/sh\nqpdf "$@"\n',
+    );
   });
 });

@@ -89,14 +89,17 @@ describe('the built gateway serves the WebUI MCP and skills API', () => {
     expect(JSON.stringify(last.messages.find((m) => m.role === 'tool')?.content)).toContain('placed at');
   });
 
-  it('installs a skill from a folder and lists it', async () => {
+  it('checks a skill (skill.preview), installs it with the digest shown, and lists it', async () => {
     const fake = await startFakeLLM();
     cleanups.push(() => fake.close());
     const { api } = await gateway(fake);
     const source = join(mkdtempSync(join(tmpdir(), 'nb-e2e-skill-')), 'note-taker');
     mkdirSync(source);
     writeFileSync(join(source, 'SKILL.md'), '---\nname: note-taker\ndescription: Takes notes.\n---\n\n# Notes\n');
-    const installed = await api.request('skill.install', { source });
+    const checked = await api.request('skill.preview', { source });
+    expect(checked).toMatchObject({ ok: true, result: { preview: { name: 'note-taker', commands: [] } } });
+    const { digest } = (checked.result as { preview: { digest: string } }).preview;
+    const installed = await api.request('skill.install', { source, digest });
     expect(installed).toMatchObject({ ok: true, result: { last_action: { installed: true, name: 'note-taker' } } });
     const list = await api.get('/api/webui/skills');
     expect((list.body.skills as Record<string, unknown>[])[0]).toMatchObject({

@@ -8,6 +8,7 @@ import { usageMessages } from './usage/messages.js';
 export const PAGE_CATALOGS: Readonly<Record<string, PageMessages<string>>> = {
   channels: channelsMessages,
   tools: toolsMessages,
+  skills: skillsMessages,
   memory: memoryMessages,
   usage: usageMessages,
 };

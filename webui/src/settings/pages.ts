@@ -8,6 +8,7 @@ import { ChannelsPage } from './channels/ChannelsPage.js';
 import type { SettingsClient } from './client.js';
 import { MemoryPage } from './memory/MemoryPage.js';
 import type { SettingsPageId } from './route.js';
+import { SkillsPage } from './skills/SkillsPage.js';
 import { ToolsPage } from './tools/ToolsPage.js';
 import { UsagePage } from './usage/UsagePage.js';
 
@@ -25,6 +26,7 @@ export interface SettingsPage {
 export const SETTINGS_PAGES: readonly SettingsPage[] = [
   { id: 'channels', component: ChannelsPage },
   { id: 'tools', component: ToolsPage },
+  { id: 'skills', component: SkillsPage },
   { id: 'memory', component: MemoryPage },
   { id: 'usage', component: UsagePage },
 ];
