@@ -1,7 +1,10 @@
 /** Every settings page's strings, for the i18n test (test/webui/i18n.test.ts): one row per page. */
+
+import { automationsMessages } from './automations/messages.js';
 import type { PageMessages } from './messages.js';
 import { usageMessages } from './usage/messages.js';
 
 export const PAGE_CATALOGS: Readonly<Record<string, PageMessages<string>>> = {
+  automations: automationsMessages,
   usage: usageMessages,
 };

@@ -3,6 +3,7 @@
  * page and its `messages.ts`), one row here, and its catalog in catalogs.ts.
  */
 import type { ComponentType } from 'react';
+import { AutomationsPage } from './automations/AutomationsPage.js';
 import type { SettingsClient } from './client.js';
 import type { SettingsPageId } from './route.js';
 import { UsagePage } from './usage/UsagePage.js';
@@ -18,4 +19,7 @@ export interface SettingsPage {
   component: ComponentType<SettingsPageProps>;
 }
 
-export const SETTINGS_PAGES: readonly SettingsPage[] = [{ id: 'usage', component: UsagePage }];
+export const SETTINGS_PAGES: readonly SettingsPage[] = [
+  { id: 'automations', component: AutomationsPage },
+  { id: 'usage', component: UsagePage },
+];
