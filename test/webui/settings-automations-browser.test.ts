@@ -15,8 +15,8 @@ import { startWebUiGateway, type WebUiGateway } from '../channels/websocket/gate
 import { runCli, tempHome } from '../cli/cli-helpers.js';
 import type { FakeScriptStep } from '../helpers/fake-llm.js';
 import { essence, type Job } from '../webui-api/automations-helpers.js';
-import { hasChromium, launchChromium, openWebUi } from './chromium.js';
-import { goToSettings, openSettings, shootAndScan } from './settings-page.js';
+import { DESKTOP, hasChromium, launchChromium, openWebUi } from './chromium.js';
+import { goToSettings, shootAndScan } from './settings-page.js';
 
 const ANSWER = 'Time to stretch: stand up and reach for the ceiling.';
 /** The model answers the cron task with ANSWER and anything else (the first chat turn, titles…) with a greeting. */
@@ -209,9 +209,23 @@ describe.skipIf(!hasChromium)('Settings › Automations in Chromium', () => {
   it('looks right in both themes at desktop and phone size, with no accessibility faults', async () => {
     const faults: string[] = [];
     for (const colorScheme of ['light', 'dark'] as const) {
-      const { context, page } = await openSettings(browser, run, 'automations', { colorScheme });
+      const context = await browser.newContext({
+        locale: 'en-US',
+        viewport: DESKTOP,
+        colorScheme,
+        reducedMotion: 'reduce',
+      });
+      const page = await openWebUi(context, run.url, run.token);
+      // The chat the jobs belong to, then its automations.
+      await page.locator('.sessions .session-open', { hasText: 'hello' }).click();
+      await page.locator('[data-testid="assistant-message"]', { hasText: ANSWER }).waitFor();
+      await goToSettings(page, 'automations');
       await row(page, 'morning stretch').waitFor();
+      expect(await page.getByRole('region', { name: 'This chat' }).getByText('morning stretch').count()).toBe(1);
       faults.push(...(await shootAndScan(page, `webui-settings-automations-${colorScheme}`)));
+      // The settings column scrolls on its own: the heartbeat half of the page is its own picture.
+      await page.getByRole('region', { name: 'Heartbeat' }).scrollIntoViewIfNeeded();
+      faults.push(...(await shootAndScan(page, `webui-settings-automations-heartbeat-${colorScheme}`)));
       await page.getByRole('button', { name: 'Add a job' }).click();
       await page
         .getByRole('form', { name: 'New job in this chat' })
