@@ -189,7 +189,7 @@ function targetId(payload: Readonly<Record<string, unknown>>): string {
   return raw.trim();
 }
 
-function refuse(status: number, message: string): never {
+export function refuse(status: number, message: string): never {
   throw new WebuiApiError(status, message);
 }
 
@@ -291,7 +291,7 @@ function cronEdit(job: CronJob, values: Record<string, unknown>): CronJobEdit {
   return edit;
 }
 
-function scheduleInput(raw: unknown): ScheduleInput {
+export function scheduleInput(raw: unknown): ScheduleInput {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) refuse(400, 'schedule must be an object');
   const parsed = ScheduleSchema.safeParse(raw);
   if (!parsed.success) refuse(400, `invalid schedule: ${describe(parsed.error)}`);
@@ -309,7 +309,7 @@ function sameSchedule(wanted: ScheduleInput, job: CronJob): boolean {
   return wanted.expr === (current.expr ?? '') && (wanted.tz || null) === (current.tz || null);
 }
 
-function describe(error: z.ZodError): string {
+export function describe(error: z.ZodError): string {
   return error.issues.map((issue) => `${issue.path.join('.') || 'value'}: ${issue.message}`).join('; ');
 }
 

@@ -1,5 +1,6 @@
 /** Every WebUI API module (api.ts). A route or action is looked up in this order; the first match answers. */
 import type { WebuiApiModule } from './api.js';
+import { automationSetupModule } from './automation-setup.js';
 import { automationsModule } from './automations.js';
 import { mcpPresetsModule } from './mcp-presets.js';
 import { memoryModule } from './memory.js';
@@ -20,4 +21,5 @@ export const WEBUI_API_MODULES: readonly WebuiApiModule[] = [
   automationsModule,
   memoryModule,
   usageSessionsModule,
+  automationSetupModule,
 ];

@@ -1,7 +1,9 @@
 /**
  * The built `nanobot gateway` over the latest upstream home (pyhome): nanobot's WebUI lists the jobs nanobot wrote
  * (`GET /api/webui/automations`) and edits one over its WebSocket (`automation.update`, `automation.disable`); the
- * change lands in nanobot's jobs.json through the running scheduler.
+ * change lands in nanobot's jobs.json through the running scheduler. Our additions work there too: a job added to a
+ * WebUI chat (`automation.create`), the heartbeat's settings and HEARTBEAT.md (`GET /api/webui/automations/heartbeat`,
+ * `automation.heartbeat.update` into nanobot's config.json).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -86,5 +88,52 @@ describe('automations under the built gateway, over an upstream home', () => {
       enabled: false,
       schedule: { kind: 'cron', expr: '0 8 * * *', tz: 'UTC' },
     });
+
+    // Ours: a job for a WebUI chat, and the heartbeat.
+    c.send({ type: 'new_chat' });
+    const attached = await c.next((f) => f.event === 'attached');
+    const chatId = attached.event === 'attached' ? attached.chat_id : '';
+    c.send({
+      type: 'webui_request',
+      request_id: 'c1',
+      action: 'automation.create',
+      payload: {
+        name: 'tea',
+        message: 'Time for tea',
+        schedule: { kind: 'every', every_ms: 7_200_000 },
+        chat_id: chatId,
+      },
+    });
+    expect(await c.next((f) => f.event === 'webui_response' && f.request_id === 'c1')).toMatchObject({ ok: true });
+    await eventually(() => {
+      expect(stored().find((job) => job.name === 'tea')).toMatchObject({
+        enabled: true,
+        schedule: { kind: 'every', everyMs: 7_200_000 },
+        payload: { sessionKey: `websocket:${chatId}`, originChannel: 'websocket', originChatId: chatId },
+      });
+    });
+    const beat = await fetch(`http://127.0.0.1:${wsPort}/api/webui/automations/heartbeat`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(beat.status).toBe(200);
+    const configPath = join(h.home, '.nanobot', 'config.json');
+    const theirs = (JSON.parse(readFileSync(configPath, 'utf8')) as { gateway: { heartbeat: Record<string, unknown> } })
+      .gateway.heartbeat;
+    expect(((await beat.json()) as { heartbeat: Record<string, unknown> }).heartbeat).toMatchObject({
+      enabled: theirs.enabled ?? true,
+    });
+    c.send({
+      type: 'webui_request',
+      request_id: 'h1',
+      action: 'automation.heartbeat.update',
+      payload: { interval_s: 900 },
+    });
+    expect(await c.next((f) => f.event === 'webui_response' && f.request_id === 'h1')).toMatchObject({
+      ok: true,
+      result: { heartbeat: { interval_s: 900 }, requires_restart: true },
+    });
+    const after = JSON.parse(readFileSync(configPath, 'utf8')) as { gateway: { heartbeat: Record<string, unknown> } };
+    expect(after.gateway.heartbeat.intervalS).toBe(900);
+    expect(Object.keys(after.gateway.heartbeat)).not.toContain('interval_s');
   });
 });

@@ -104,3 +104,9 @@ export async function start(script: FakeScriptStep[] = []) {
 }
 
 export const byId = (jobs: Job[], id: string) => jobs.find((job) => job.id === id);
+
+/** The fields that make a stored job what it is (its id, times and next run differ between two adds of it). */
+export function essence(job: Job): Record<string, unknown> {
+  const { id: _id, createdAtMs: _c, updatedAtMs: _u, state, ...rest } = job;
+  return { ...rest, stateKeys: Object.keys(state).sort(), history: state.runHistory };
+}

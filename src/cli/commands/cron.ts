@@ -4,8 +4,9 @@
  */
 import { z } from 'zod';
 import type { LoadedConfig } from '../../config/load.js';
+import { type JobRequestWords, newJobFrom } from '../../cron/add.js';
 import { describeSchedule, formatInstant, parseAtTime } from '../../cron/schedule.js';
-import { CHAT_IDS_HINT, CronService } from '../../cron/service.js';
+import { CronService } from '../../cron/service.js';
 import { cronTurn, NOTHING_TO_REPORT } from '../../cron/turn.js';
 import {
   CronError,
@@ -17,7 +18,6 @@ import {
   jobModelPreset,
   jobOrigin,
   type ScheduleInput,
-  SYSTEM_JOB_IDS,
 } from '../../cron/types.js';
 import { CRON_RUN_PATH } from '../../gateway/health.js';
 import { type GatewayState, isProcessAlive, readState } from '../../gateway/state-file.js';
@@ -222,6 +222,15 @@ function describeRow(job: CronJob, timezone: string): string[] {
   return [job.id, job.name, describeSchedule(job.schedule, timezone), next, details.join(', ')];
 }
 
+const CLI_WORDS: JobRequestWords = {
+  noMessage: 'cron add needs --message.',
+  noChat: 'cron add needs --channel and --chat-id: the chat it runs in.',
+  name: '--name',
+  model: '--model',
+  agent: '--agent',
+  usage: `Usage: ${USAGE}`,
+};
+
 const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
 
 function parseEvery(text: string): number {
@@ -248,42 +257,21 @@ async function addJob(
   out: (line: string) => void,
   presets: string[],
 ): Promise<void> {
-  const message = flags.message?.trim();
-  if (!message) throw new CronError('cron add needs --message.', `Usage: ${USAGE}`);
-  const modelPreset = flags.model?.trim();
-  if (modelPreset && !flags.agent) throw new CronError('--model needs --agent (a reminder uses no model).');
-  if (modelPreset && !presets.includes(modelPreset)) {
-    throw new CronError(
-      `No model preset '${modelPreset}'.`,
-      presets.length ? `Use one of: ${presets.join(', ')}.` : 'Define it under "modelPresets" in the config.',
-    );
-  }
-  const channel = flags.channel?.trim();
-  const chatId = flags.chatId?.trim();
-  // nanobot runs a job only in the chat it is bound to; one without a chat would be disabled on load.
-  if (!channel || !chatId)
-    throw new CronError('cron add needs --channel and --chat-id: the chat it runs in.', CHAT_IDS_HINT);
-  if (channel === 'cli' && !flags.agent)
-    throw new CronError(
-      'A reminder cannot go to the `nanobot agent` chat (cli): no gateway channel reaches a terminal.',
-      'Bind it to a chat channel (see `nanobot sessions`), or use --agent: the answer is kept in that session.',
-    );
-  const schedule = scheduleFromFlags(flags, timezone);
-  const name = flags.name?.trim() || message.slice(0, 30);
-  if (SYSTEM_JOB_IDS.includes(name.toLowerCase()))
-    throw new CronError(`'${name}' is reserved for a system job.`, 'Choose another --name.');
-  const job = await service.add({
-    name,
-    schedule,
-    payload: {
-      reminder: !flags.agent,
-      message,
-      sessionKey: `${channel}:${chatId}`,
-      originChannel: channel,
-      originChatId: chatId,
-      ...(modelPreset ? { modelPreset } : {}),
-    },
-  });
+  const job = await service.add(
+    newJobFrom(
+      {
+        name: flags.name,
+        message: flags.message,
+        schedule: () => scheduleFromFlags(flags, timezone),
+        channel: flags.channel,
+        chatId: flags.chatId,
+        agent: flags.agent,
+        modelPreset: flags.model,
+      },
+      presets,
+      CLI_WORDS,
+    ),
+  );
   const next = job.state.nextRunAtMs != null ? formatInstant(job.state.nextRunAtMs, timezone) : '-';
   out(`Added ${job.id} '${job.name}': ${describeSchedule(job.schedule, timezone)}; next run ${next} (${timezone}).`);
   out("A running gateway (ours or nanobot's) picks it up without a restart.");

@@ -4,6 +4,7 @@
  * catalogs.ts.
  */
 import type { ComponentType } from 'react';
+import { AutomationsPage } from './automations/AutomationsPage.js';
 import { ChannelsPage } from './channels/ChannelsPage.js';
 import type { SettingsClient } from './client.js';
 import { MemoryPage } from './memory/MemoryPage.js';
@@ -26,6 +27,7 @@ export interface SettingsPage {
 export const SETTINGS_PAGES: readonly SettingsPage[] = [
   { id: 'channels', component: ChannelsPage },
   { id: 'tools', component: ToolsPage },
+  { id: 'automations', component: AutomationsPage },
   { id: 'skills', component: SkillsPage },
   { id: 'memory', component: MemoryPage },
   { id: 'usage', component: UsagePage },
