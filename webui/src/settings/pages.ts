@@ -4,6 +4,7 @@
  */
 import type { ComponentType } from 'react';
 import type { SettingsClient } from './client.js';
+import { ModelsPage } from './models/ModelsPage.js';
 import type { SettingsPageId } from './route.js';
 import { UsagePage } from './usage/UsagePage.js';
 
@@ -18,4 +19,7 @@ export interface SettingsPage {
   component: ComponentType<SettingsPageProps>;
 }
 
-export const SETTINGS_PAGES: readonly SettingsPage[] = [{ id: 'usage', component: UsagePage }];
+export const SETTINGS_PAGES: readonly SettingsPage[] = [
+  { id: 'models', component: ModelsPage },
+  { id: 'usage', component: UsagePage },
+];

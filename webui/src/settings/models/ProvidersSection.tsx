@@ -1,0 +1,105 @@
+/**
+ * The providers: each is a disclosure with its state (ready, not set up, signed in) and its form: an API key (never
+ * shown back: the gateway gives a hint) and base URL, or for a subscription provider the sign-in (OAuthSignIn).
+ */
+import { useState } from 'react';
+import { BusyButton, Notice, SecretField, Section, TextField } from '../controls.js';
+import { usePageText } from '../text.js';
+import type { SectionProps } from './ModelsPage.js';
+import { modelsMessages } from './messages.js';
+import { OAuthSignIn } from './OAuthSignIn.js';
+import type { ModelSettings, ProviderRow } from './types.js';
+
+function KeyForm({ row, apply }: { row: ProviderRow; apply: SectionProps['apply'] }) {
+  const { t } = usePageText(modelsMessages);
+  const [key, setKey] = useState('');
+  const [base, setBase] = useState(row.api_base ?? '');
+  const [notice, setNotice] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
+  const save = async () => {
+    setNotice(null);
+    const payload: Record<string, unknown> = { provider: row.name };
+    if (key.trim()) payload.api_key = key.trim();
+    if (base.trim() !== (row.api_base ?? '')) payload.api_base = base.trim();
+    await apply('settings.provider.update', payload);
+    setKey(''); // the box never holds a saved key
+    setNotice({ kind: 'ok', text: t('models.providerSaved', { provider: row.label }) });
+  };
+  return (
+    <div className="models-provider-form">
+      <SecretField
+        label={t('models.apiKey')}
+        value={key}
+        onChange={setKey}
+        savedHint={row.api_key_hint}
+        help={row.api_key_hint ? undefined : t('models.apiKeyHelp')}
+      />
+      <TextField
+        label={t('models.apiBase')}
+        type="url"
+        value={base}
+        onChange={setBase}
+        placeholder={row.default_api_base ?? undefined}
+        help={
+          row.default_api_base ? t('models.apiBaseDefault', { url: row.default_api_base }) : t('models.apiBaseHelp')
+        }
+      />
+      <BusyButton kind="primary" onClick={save} onError={(text) => setNotice({ kind: 'error', text })}>
+        {t('models.saveProvider', { provider: row.label })}
+      </BusyButton>
+      {notice && <Notice kind={notice.kind}>{notice.text}</Notice>}
+    </div>
+  );
+}
+
+function ProviderItem({
+  row,
+  client,
+  apply,
+  onSettings,
+}: { row: ProviderRow; onSettings(settings: ModelSettings): void } & Pick<SectionProps, 'client' | 'apply'>) {
+  const { t } = usePageText(modelsMessages);
+  const oauth = row.auth_type === 'oauth';
+  const state = row.configured
+    ? oauth
+      ? row.oauth_account
+        ? t('models.status.signedInAs', { account: row.oauth_account })
+        : t('models.status.signedIn')
+      : t('models.status.ready')
+    : t('models.status.notSet');
+  return (
+    <li>
+      <details className="models-provider" data-provider={row.name}>
+        <summary>
+          <span className="models-provider-name">{row.label}</span>
+          <span className={`models-badge${row.configured ? ' is-ready' : ''}`}>{state}</span>
+        </summary>
+        {oauth ? (
+          <OAuthSignIn row={row} client={client} apply={apply} onSettings={onSettings} />
+        ) : (
+          <KeyForm row={row} apply={apply} />
+        )}
+      </details>
+    </li>
+  );
+}
+
+export function ProvidersSection({
+  settings,
+  client,
+  apply,
+  onSettings,
+}: SectionProps & { onSettings(settings: ModelSettings): void }) {
+  const { t } = usePageText(modelsMessages);
+  // Those set up first, each group in the gateway's order.
+  const rows = [...settings.providers.filter((p) => p.configured), ...settings.providers.filter((p) => !p.configured)];
+  return (
+    <Section title={t('models.providers.title')}>
+      <p className="muted models-intro">{t('models.providers.intro')}</p>
+      <ul className="models-providers">
+        {rows.map((row) => (
+          <ProviderItem key={row.name} row={row} client={client} apply={apply} onSettings={onSettings} />
+        ))}
+      </ul>
+    </Section>
+  );
+}
