@@ -186,7 +186,7 @@ describe.skipIf(!hasChromium)('Settings › Models in Chromium', () => {
     const main = section(page, 'Main model');
     await main.getByLabel('Provider').selectOption({ label: 'vLLM' });
     await main.getByRole('button', { name: 'Load models' }).click();
-    await main.getByText('1 models listed: start typing to pick one.').waitFor();
+    await main.getByText('Models listed: 1. Start typing to pick one.').waitFor();
     expect(
       await main.locator('datalist option').evaluateAll((els) => els.map((el) => el.getAttribute('value'))),
     ).toEqual(['fake-model']);
@@ -250,18 +250,34 @@ describe.skipIf(!hasChromium)('Settings › Models in Chromium', () => {
     expect(readConfig(run).agents.defaults.modelPreset).toBe('test-model');
     expect(readConfig(run).modelPresets['test-model']).toMatchObject({ model: 'test-model', provider: 'custom' });
 
+    // A user-named OpenAI-compatible endpoint, for one of the presets.
+    const custom = page.locator('details.models-custom');
+    await custom.locator('summary').click();
+    await custom.getByLabel('Name').fill('My Proxy');
+    await custom.getByLabel('API base URL').fill(`${run.fake.url}/v1`);
+    await custom.getByLabel('API key').fill('proxy-key-0123456789');
+    await custom.getByRole('button', { name: 'Add endpoint' }).click();
+    await custom.getByText('My Proxy added.').waitFor();
+    expect(await provider(page, 'custom-my-proxy').locator('.models-badge').textContent()).toBe('Set up');
+    expect(readConfig(run).providers['custom-my-proxy']).toMatchObject({
+      displayName: 'My Proxy',
+      apiBase: `${run.fake.url}/v1`,
+      apiKey: 'proxy-key-0123456789',
+    });
+
     const presets = section(page, 'Presets');
-    for (const [name, model] of [
-      ['backup', 'backup-model'],
-      ['spare', 'spare-model'],
+    for (const [name, model, via] of [
+      ['backup', 'backup-model', 'Custom (OpenAI-compatible)'],
+      ['spare', 'spare-model', 'My Proxy'],
     ] as const) {
       await presets.getByLabel('Name', { exact: true }).fill(name);
-      await presets.getByLabel('Provider').selectOption({ label: 'Custom (OpenAI-compatible)' });
+      await presets.getByLabel('Provider').selectOption({ label: via });
       await presets.getByLabel('Model', { exact: true }).fill(model);
       await presets.getByRole('button', { name: 'Add preset' }).click();
       await presets.getByText(`Preset ${name} added.`).waitFor();
     }
     expect(readConfig(run).modelPresets.backup).toMatchObject({ model: 'backup-model', provider: 'custom' });
+    expect(readConfig(run).modelPresets.spare).toMatchObject({ model: 'spare-model', provider: 'custom-my-proxy' });
 
     // backup becomes the fallback, then the first.
     await order.getByLabel('Add a fallback').selectOption('backup');
@@ -341,6 +357,9 @@ describe.skipIf(!hasChromium)('Settings › Models in Chromium', () => {
     try {
       const { context, page, seen } = await openModels(browser, run);
       contexts.push(context);
+      // The list is long: the search box narrows it.
+      await section(page, 'Providers').getByLabel('Find a provider').fill('copilot');
+      await expect.poll(() => page.locator('details[data-provider]').count()).toBe(1);
       const copilot = await openProvider(page, 'github_copilot');
       await copilot.getByRole('button', { name: 'Sign in to GitHub Copilot' }).click();
       await copilot.getByTestId('oauth-user-code').getByText('WXYZ-1234').waitFor();

@@ -51,6 +51,45 @@ function KeyForm({ row, apply }: { row: ProviderRow; apply: SectionProps['apply'
   );
 }
 
+/** A user-named OpenAI-compatible endpoint (`settings.provider.create`: `providers.custom-<name>`). */
+function CustomEndpointForm({ apply }: { apply: SectionProps['apply'] }) {
+  const { t } = usePageText(modelsMessages);
+  const [name, setName] = useState('');
+  const [base, setBase] = useState('');
+  const [key, setKey] = useState('');
+  const [notice, setNotice] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
+  const add = async () => {
+    setNotice(null);
+    if (!name.trim() || !base.trim()) throw new Error(t('models.custom.required'));
+    await apply('settings.provider.create', {
+      name: name.trim(),
+      api_base: base.trim(),
+      ...(key.trim() ? { api_key: key.trim() } : {}),
+    });
+    setNotice({ kind: 'ok', text: t('models.custom.added', { name: name.trim() }) });
+    setName('');
+    setBase('');
+    setKey('');
+  };
+  return (
+    <details className="models-provider models-custom">
+      <summary>
+        <span className="models-provider-name">{t('models.custom.title')}</span>
+      </summary>
+      <div className="models-provider-form">
+        <p className="muted models-intro">{t('models.custom.help')}</p>
+        <TextField label={t('models.custom.name')} value={name} onChange={setName} />
+        <TextField label={t('models.apiBase')} type="url" value={base} onChange={setBase} />
+        <SecretField label={t('models.apiKey')} value={key} onChange={setKey} help={t('models.apiKeyHelp')} />
+        <BusyButton kind="primary" onClick={add} onError={(text) => setNotice({ kind: 'error', text })}>
+          {t('models.custom.add')}
+        </BusyButton>
+        {notice && <Notice kind={notice.kind}>{notice.text}</Notice>}
+      </div>
+    </details>
+  );
+}
+
 function ProviderItem({
   row,
   client,
@@ -90,16 +129,28 @@ export function ProvidersSection({
   onSettings,
 }: SectionProps & { onSettings(settings: ModelSettings): void }) {
   const { t } = usePageText(modelsMessages);
+  const [query, setQuery] = useState('');
+  const wanted = query.trim().toLowerCase();
+  const matches = (p: ProviderRow) =>
+    !wanted || p.label.toLowerCase().includes(wanted) || p.name.toLowerCase().includes(wanted);
   // Those set up first, each group in the gateway's order.
-  const rows = [...settings.providers.filter((p) => p.configured), ...settings.providers.filter((p) => !p.configured)];
+  const rows = [
+    ...settings.providers.filter((p) => p.configured),
+    ...settings.providers.filter((p) => !p.configured),
+  ].filter(matches);
   return (
     <Section title={t('models.providers.title')}>
       <p className="muted models-intro">{t('models.providers.intro')}</p>
+      <div className="models-find">
+        <TextField label={t('models.providers.find')} value={query} onChange={setQuery} />
+      </div>
+      {rows.length === 0 && <p className="muted">{t('models.providers.noMatch', { query: query.trim() })}</p>}
       <ul className="models-providers">
         {rows.map((row) => (
           <ProviderItem key={row.name} row={row} client={client} apply={apply} onSettings={onSettings} />
         ))}
       </ul>
+      <CustomEndpointForm apply={apply} />
     </Section>
   );
 }
