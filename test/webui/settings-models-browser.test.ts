@@ -48,9 +48,10 @@ async function openModels(
   browser: Browser,
   run: WebUiGateway,
   colorScheme: 'light' | 'dark' = 'light',
+  locale = 'en-US',
 ): Promise<{ context: BrowserContext; page: Page; seen: Seen }> {
   const context = await browser.newContext({
-    locale: 'en-US',
+    locale,
     viewport: DESKTOP,
     colorScheme,
     reducedMotion: 'reduce',
@@ -69,7 +70,7 @@ async function openModels(
   );
   const page = await openWebUi(context, run.url, run.token);
   await goToSettings(page, 'models');
-  await page.getByRole('heading', { name: 'Main model', level: 3 }).waitFor();
+  await page.locator('.models-page').waitFor();
   return { context, page, seen };
 }
 
@@ -174,6 +175,11 @@ describe.skipIf(!hasChromium)('Settings › Models in Chromium', () => {
     const vllm = await openProvider(page, 'vllm');
     await expect.poll(() => vllm.locator('.models-badge').textContent()).toBe('Not set up');
     await vllm.getByLabel('API key').fill(SECRET);
+    // A base URL that is not one is refused with the gateway's reason, and nothing is saved.
+    await vllm.getByLabel('API base URL').fill('localhost:8000');
+    await vllm.getByRole('button', { name: 'Save vLLM' }).click();
+    await vllm.getByRole('alert').getByText('api_base must be an http:// or https:// URL').waitFor();
+    expect(readConfig(run).providers.vllm).toBeUndefined();
     await vllm.getByLabel('API base URL').fill(`${run.fake.url}/v1`);
     await vllm.getByRole('button', { name: 'Save vLLM' }).click();
     await vllm.getByText('vLLM saved.').waitFor();
@@ -327,6 +333,12 @@ describe.skipIf(!hasChromium)('Settings › Models in Chromium', () => {
       faults.push(...(await shootAndScan(opened.page, `webui-settings-models-presets-${colorScheme}`)));
     }
     expect(faults).toEqual([]);
+
+    // In the reader's language.
+    const ja = await openModels(browser, run, 'light', 'ja-JP');
+    contexts.push(ja.context);
+    await section(ja.page, 'メインモデル').getByRole('button', { name: 'テスト', exact: true }).waitFor();
+    await section(ja.page, '呼び出し順').getByRole('button', { name: 'backup を下へ' }).waitFor();
   }, 180_000);
 
   it('GitHub Copilot’s device flow from the page: the code, GitHub’s address, polled until approved; as the CLI writes it', async () => {

@@ -8,7 +8,7 @@ import { BusyButton, Notice, TextField } from '../controls.js';
 import { usePageText } from '../text.js';
 import type { SectionProps } from './ModelsPage.js';
 import { modelsMessages } from './messages.js';
-import { isSettings, type ModelSettings, type OAuthStart, type ProviderRow } from './types.js';
+import { isSettings, type ModelSettings, type OAuthStart, type ProviderRow, webHref } from './types.js';
 
 /** How often the page asks whether the device code was approved (the gateway never asks GitHub faster than allowed). */
 const POLL_MS = 2000;
@@ -106,7 +106,11 @@ export function OAuthSignIn({
             {deviceFlow.user_code}
           </p>
           <p>
-            <a href={deviceFlow.verification_uri ?? deviceFlow.authorization_url} target="_blank" rel="noreferrer">
+            <a
+              href={webHref(deviceFlow.verification_uri ?? deviceFlow.authorization_url)}
+              target="_blank"
+              rel="noreferrer"
+            >
               {deviceFlow.verification_uri ?? deviceFlow.authorization_url}
             </a>
           </p>
@@ -121,7 +125,12 @@ export function OAuthSignIn({
       {flow && !deviceFlow && (
         <div className="models-device">
           <p>
-            <a href={flow.authorization_url} target="_blank" rel="noreferrer" className="button button-primary">
+            <a
+              href={webHref(flow.authorization_url)}
+              target="_blank"
+              rel="noreferrer"
+              className="button button-primary"
+            >
               {t('models.oauth.openPage')}
             </a>
           </p>

@@ -133,11 +133,15 @@ export function ProvidersSection({
   const wanted = query.trim().toLowerCase();
   const matches = (p: ProviderRow) =>
     !wanted || p.label.toLowerCase().includes(wanted) || p.name.toLowerCase().includes(wanted);
-  // Those set up first, each group in the gateway's order.
-  const rows = [
-    ...settings.providers.filter((p) => p.configured),
-    ...settings.providers.filter((p) => !p.configured),
-  ].filter(matches);
+  // Those set up first, each group in the gateway's order, as the page opened: a row does not jump away from the
+  // user when its key is saved (a new endpoint goes first).
+  const [firstOrder] = useState(() =>
+    [...settings.providers.filter((p) => p.configured), ...settings.providers.filter((p) => !p.configured)].map(
+      (p) => p.name,
+    ),
+  );
+  const rank = (p: ProviderRow) => firstOrder.indexOf(p.name);
+  const rows = [...settings.providers].sort((a, b) => rank(a) - rank(b)).filter(matches);
   return (
     <Section title={t('models.providers.title')}>
       <p className="muted models-intro">{t('models.providers.intro')}</p>

@@ -70,3 +70,7 @@ export const isSettings = (value: unknown): value is ModelSettings =>
 
 /** The providers a model may name: those set up (signed in, or a key/base saved). */
 export const usableProviders = (settings: ModelSettings) => settings.providers.filter((p) => p.configured);
+
+/** A link the gateway gave (a sign-in page): only a web address is made a link, never `javascript:` or the like. */
+export const webHref = (url: string | undefined): string | undefined =>
+  url && /^https?:\/\//i.test(url) ? url : undefined;
