@@ -409,7 +409,7 @@ describe.skipIf(!hasChromium)('Settings › Models in Chromium', () => {
     }
   }, 180_000);
 
-  it('OpenAI Codex from the page: the sign-in page, the pasted address (a wrong one is refused), then sign out', async () => {
+  it('OpenAI Codex from the page, by keyboard: the sign-in page, the pasted address (a wrong one is refused), then sign out', async () => {
     const { run } = await start();
     const web = await startFakeWeb({
       routes: { '/oauth/token': json({ access_token: 'at-secret-0123456789', refresh_token: 'rt', expires_in: 3600 }) },
@@ -423,8 +423,20 @@ describe.skipIf(!hasChromium)('Settings › Models in Chromium', () => {
     try {
       const { context, page } = await openModels(browser, run);
       contexts.push(context);
-      const codex = await openProvider(page, 'openai_codex');
-      await codex.getByRole('button', { name: 'Sign in to OpenAI Codex' }).click();
+      // By keyboard alone: the search box, Tab to the one row left, Enter opens it, Tab to its button, Enter.
+      await section(page, 'Providers').getByLabel('Find a provider').focus();
+      await page.keyboard.type('codex');
+      await expect.poll(() => page.locator('details[data-provider]').count()).toBe(1);
+      const codex = provider(page, 'openai_codex');
+      await page.keyboard.press('Tab');
+      await expect
+        .poll(() => codex.locator('summary').evaluate((el) => el === el.ownerDocument.activeElement))
+        .toBe(true);
+      await page.keyboard.press('Enter');
+      await page.keyboard.press('Tab');
+      const signIn = codex.getByRole('button', { name: 'Sign in to OpenAI Codex' });
+      await expect.poll(() => signIn.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
+      await page.keyboard.press('Enter');
       const link = codex.getByRole('link', { name: 'Open the sign-in page' });
       const href = new URL((await link.getAttribute('href')) ?? '');
       expect(href.origin + href.pathname).toBe(web.url('/oauth/authorize'));
