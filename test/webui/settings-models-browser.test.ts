@@ -6,9 +6,7 @@
  * GitHub and OpenAI. Where the CLI can make the same change (`onboard --wizard`, `provider login --set-main`), a twin
  * home changed by the built CLI ends with the same config.json.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -16,13 +14,12 @@ import { keyQuestion, wizardProviders } from '../../src/cli/wizard.js';
 import { findSpec } from '../../src/providers/registry.js';
 import { startWebUiGateway, type WebUiGateway } from '../channels/websocket/gateway-helpers.js';
 import { runCli } from '../cli/cli-helpers.js';
-import { eventually } from '../helpers/eventually.js';
 import type { FakeScriptStep } from '../helpers/fake-llm.js';
 import { type FakeWeb, json, startFakeWeb } from '../helpers/fake-web.js';
 import { DESKTOP, hasChromium, launchChromium, openWebUi } from './chromium.js';
+import { runWizard, twinHome } from './models-cli-twin.js';
 import { goToSettings, shootAndScan } from './settings-page.js';
 
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'nanobot.js');
 const SECRET = 'vllm-secret-key-0123456789abcdef';
 const PING = 'Reply with the single word OK.';
 
@@ -94,52 +91,6 @@ async function pageText(page: Page): Promise<string> {
     return [...doc.querySelectorAll('input, textarea, select')].map((field) => field.value);
   });
   return `${await page.content()}\n${values.join('\n')}`;
-}
-
-/** `nanobot onboard --wizard` answered through its prompts, each answer sent once its question is on screen. */
-async function runWizard(home: string, workspace: string, answers: { ask: string; send: string }[]): Promise<string> {
-  const child: ChildProcess = spawn(process.execPath, [BIN, 'onboard', '--wizard', '--workspace', workspace], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    output += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    output += d.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  try {
-    let from = 0;
-    for (const { ask, send } of answers) {
-      const at = await eventually(
-        () => {
-          const index = output.indexOf(ask, from);
-          expect(index, `waiting for "${ask}" in:\n${output}`).toBeGreaterThanOrEqual(0);
-          return index;
-        },
-        { timeoutMs: 20_000, intervalMs: 20 },
-      );
-      from = at + ask.length;
-      child.stdin?.write(send);
-    }
-    child.stdin?.end(); // the prompts keep reading stdin until it closes
-    const code = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('timeout'), 20_000))]);
-    expect(code, output).toBe(0);
-  } finally {
-    child.kill();
-  }
-  return output;
-}
-
-/** A home beside the test's with the gateway's starting config.json, for the CLI to change. */
-function twinHome(initial: string): { home: string; configPath: string } {
-  const home = mkdtempSync(join(tmpdir(), 'nb-models-twin-'));
-  mkdirSync(join(home, '.nanobot'), { recursive: true, mode: 0o700 });
-  const configPath = join(home, '.nanobot', 'config.json');
-  writeFileSync(configPath, initial);
-  return { home, configPath };
 }
 
 describe.skipIf(!hasChromium)('Settings › Models in Chromium', () => {
