@@ -8,6 +8,7 @@ import { AutomationsPage } from './automations/AutomationsPage.js';
 import { ChannelsPage } from './channels/ChannelsPage.js';
 import type { SettingsClient } from './client.js';
 import { MemoryPage } from './memory/MemoryPage.js';
+import { ModelsPage } from './models/ModelsPage.js';
 import type { SettingsPageId } from './route.js';
 import { SkillsPage } from './skills/SkillsPage.js';
 import { ToolsPage } from './tools/ToolsPage.js';
@@ -25,6 +26,7 @@ export interface SettingsPage {
 }
 
 export const SETTINGS_PAGES: readonly SettingsPage[] = [
+  { id: 'models', component: ModelsPage },
   { id: 'channels', component: ChannelsPage },
   { id: 'tools', component: ToolsPage },
   { id: 'automations', component: AutomationsPage },
