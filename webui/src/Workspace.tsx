@@ -281,23 +281,20 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
     setSidebar(stored as SidebarStateView);
   };
 
-  const remove = async (chatId: string) => {
+  /** 0 once deleted; else how many automations keep the chat (the gateway asks before it deletes them too). */
+  const remove = async (chatId: string, withAutomations: boolean): Promise<number> => {
     if (!socket.current) throw new Error(t('app.notConnected'));
     const key = sessionKeyOf(chatId);
-    const answer = (await socket.current.request('session.delete', { key })) as {
-      blocked_by_automations?: boolean;
-      automations?: unknown[];
-    };
-    // The gateway keeps a chat its automations answer in until the user agrees to delete them too.
-    if (answer.blocked_by_automations) {
-      const count = answer.automations?.length ?? 0;
-      if (!window.confirm(t('sidebar.confirmDeleteAutomations', { count }))) return;
-      await socket.current.request('session.delete', { key, delete_automations: true });
-    }
+    const answer = (await socket.current.request('session.delete', {
+      key,
+      ...(withAutomations ? { delete_automations: true } : {}),
+    })) as { blocked_by_automations?: boolean; automations?: unknown[] };
+    if (answer.blocked_by_automations) return Math.max(1, answer.automations?.length ?? 0);
     setPending((list) => list.filter((row) => row.chat_id !== chatId));
     setChats(({ [chatId]: _gone, ...rest }) => rest);
     await refreshSessions();
     if (chatId === active) newChat();
+    return 0;
   };
 
   const chat = (active && chats[active]) || emptyChat;

@@ -104,6 +104,11 @@ const en = {
   'settings.retry': 'Try again',
   'settings.cancel': 'Cancel',
   'settings.secretKeep': 'Saved ({hint}). Leave empty to keep it.',
+
+  'dialog.renameTitle': 'Rename chat',
+  'dialog.renameHelp': 'Leave it empty to go back to the chat’s own title.',
+  'dialog.deleteTitle': 'Delete chat',
+  'dialog.deleteWithAutomations': 'Delete chat and automations',
 } as const;
 
 export type MessageKey = keyof typeof en;

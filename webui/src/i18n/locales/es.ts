@@ -102,4 +102,9 @@ export default {
   'settings.retry': 'Reintentar',
   'settings.cancel': 'Cancelar',
   'settings.secretKeep': 'Guardada ({hint}). Déjalo vacío para conservarla.',
+
+  'dialog.renameTitle': 'Cambiar el nombre del chat',
+  'dialog.renameHelp': 'Déjalo vacío para volver al título original del chat.',
+  'dialog.deleteTitle': 'Eliminar chat',
+  'dialog.deleteWithAutomations': 'Eliminar el chat y sus automatizaciones',
 } satisfies Messages;

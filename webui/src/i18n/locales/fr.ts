@@ -103,4 +103,9 @@ export default {
   'settings.retry': 'Réessayer',
   'settings.cancel': 'Annuler',
   'settings.secretKeep': 'Enregistrée ({hint}). Laissez vide pour la garder.',
+
+  'dialog.renameTitle': 'Renommer la discussion',
+  'dialog.renameHelp': 'Laissez vide pour revenir au titre d’origine de la discussion.',
+  'dialog.deleteTitle': 'Supprimer la discussion',
+  'dialog.deleteWithAutomations': 'Supprimer la discussion et ses automatisations',
 } satisfies Messages;

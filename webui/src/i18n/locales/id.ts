@@ -103,4 +103,9 @@ export default {
   'settings.retry': 'Coba lagi',
   'settings.cancel': 'Batal',
   'settings.secretKeep': 'Tersimpan ({hint}). Biarkan kosong untuk mempertahankannya.',
+
+  'dialog.renameTitle': 'Ganti nama obrolan',
+  'dialog.renameHelp': 'Kosongkan untuk kembali ke judul asli obrolan.',
+  'dialog.deleteTitle': 'Hapus obrolan',
+  'dialog.deleteWithAutomations': 'Hapus obrolan beserta otomasinya',
 } satisfies Messages;

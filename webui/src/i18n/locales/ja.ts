@@ -103,4 +103,9 @@ export default {
   'settings.retry': '再試行',
   'settings.cancel': 'キャンセル',
   'settings.secretKeep': '保存済み（{hint}）。空欄のままなら変更しません。',
+
+  'dialog.renameTitle': 'チャットの名前を変更',
+  'dialog.renameHelp': '空欄にするとチャット本来のタイトルに戻ります。',
+  'dialog.deleteTitle': 'チャットを削除',
+  'dialog.deleteWithAutomations': 'チャットとオートメーションを削除',
 } satisfies Messages;

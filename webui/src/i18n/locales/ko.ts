@@ -102,4 +102,9 @@ export default {
   'settings.retry': '다시 시도',
   'settings.cancel': '취소',
   'settings.secretKeep': '저장됨({hint}). 비워 두면 그대로 유지됩니다.',
+
+  'dialog.renameTitle': '채팅 이름 바꾸기',
+  'dialog.renameHelp': '비워 두면 채팅의 원래 제목으로 돌아갑니다.',
+  'dialog.deleteTitle': '채팅 삭제',
+  'dialog.deleteWithAutomations': '채팅과 자동화 삭제',
 } satisfies Messages;

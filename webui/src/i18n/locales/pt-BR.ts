@@ -102,4 +102,9 @@ export default {
   'settings.retry': 'Tentar de novo',
   'settings.cancel': 'Cancelar',
   'settings.secretKeep': 'Salva ({hint}). Deixe vazio para mantê-la.',
+
+  'dialog.renameTitle': 'Renomear conversa',
+  'dialog.renameHelp': 'Deixe vazio para voltar ao título original da conversa.',
+  'dialog.deleteTitle': 'Excluir conversa',
+  'dialog.deleteWithAutomations': 'Excluir a conversa e as automações',
 } satisfies Messages;

@@ -102,4 +102,9 @@ export default {
   'settings.retry': 'Thử lại',
   'settings.cancel': 'Hủy',
   'settings.secretKeep': 'Đã lưu ({hint}). Để trống để giữ nguyên.',
+
+  'dialog.renameTitle': 'Đổi tên cuộc trò chuyện',
+  'dialog.renameHelp': 'Để trống để quay lại tiêu đề gốc của cuộc trò chuyện.',
+  'dialog.deleteTitle': 'Xóa cuộc trò chuyện',
+  'dialog.deleteWithAutomations': 'Xóa cuộc trò chuyện và các tác vụ tự động',
 } satisfies Messages;

