@@ -67,7 +67,7 @@ describe.skipIf(!hasChromium)('WebUI chat quality of life in Chromium', () => {
     await page.fill('#composer-input', text);
     await page.keyboard.press('Enter');
     await page.locator('[data-testid="assistant-message"]', { hasText: answer }).waitFor();
-    await expect.poll(() => page.getByRole('button', { name: 'Send' }).isVisible()).toBe(true);
+    await expect.poll(() => page.getByRole('button', { name: 'Send' }).isVisible(), SETTLE).toBe(true);
   }
 
   const focused = (page: Page) => page.evaluate(focusedName);
@@ -94,7 +94,7 @@ describe.skipIf(!hasChromium)('WebUI chat quality of life in Chromium', () => {
     await page.getByRole('heading', { name: 'How can I help?' }).waitFor();
     await say(page, 'Remind me to stretch', 'Reminder set.');
     const rows = page.locator('.sessions .session-open');
-    await expect.poll(() => rows.count()).toBe(2);
+    await expect.poll(() => rows.count(), SETTLE).toBe(2);
 
     // Rename: a dialog with the title in a labelled field, focused; Enter saves; focus back on the pencil.
     const renameButton = page.getByRole('button', { name: 'Rename Plan the trip' });
@@ -106,7 +106,7 @@ describe.skipIf(!hasChromium)('WebUI chat quality of life in Chromium', () => {
     await page.getByLabel('New title').fill('Holiday');
     expect(await shootAndScan(page, 'webui-chat-dialogs')).toEqual([]);
     await page.keyboard.press('Enter');
-    await expect.poll(() => renameDialog.isVisible()).toBe(false);
+    await expect.poll(() => renameDialog.isVisible(), SETTLE).toBe(false);
     await rows.filter({ hasText: 'Holiday' }).waitFor();
     await expect.poll(() => focused(page), SETTLE).toBe('button: Rename Holiday');
     // Stored as nanobot's title override, so every client shows it.
@@ -121,7 +121,7 @@ describe.skipIf(!hasChromium)('WebUI chat quality of life in Chromium', () => {
     await deleteDialog.waitFor();
     expect(await deleteDialog.textContent()).toContain('Delete “Holiday”? This cannot be undone.');
     await page.keyboard.press('Escape');
-    await expect.poll(() => deleteDialog.isVisible()).toBe(false);
+    await expect.poll(() => deleteDialog.isVisible(), SETTLE).toBe(false);
     await expect.poll(() => focused(page), SETTLE).toBe('button: Delete Holiday');
     expect(await rows.count()).toBe(2);
 
@@ -132,8 +132,8 @@ describe.skipIf(!hasChromium)('WebUI chat quality of life in Chromium', () => {
     await deleteDialog.getByText('This chat has 1 automation(s). Delete them with the chat?').waitFor();
     expect(await rows.count()).toBe(2);
     await deleteDialog.getByRole('button', { name: 'Delete chat and automations' }).click();
-    await expect.poll(() => rows.count()).toBe(1);
-    await expect.poll(() => deleteDialog.isVisible()).toBe(false);
+    await expect.poll(() => rows.count(), SETTLE).toBe(1);
+    await expect.poll(() => deleteDialog.isVisible(), SETTLE).toBe(false);
     await expect.poll(() => focused(page), SETTLE).toBe('button: New chat');
     const jobs = (await (
       await fetch(`${run.url}/api/webui/automations`, { headers: { authorization: `Bearer ${run.token}` } })
@@ -143,8 +143,93 @@ describe.skipIf(!hasChromium)('WebUI chat quality of life in Chromium', () => {
     // Deleting the last one, with the mouse.
     await page.getByRole('button', { name: 'Delete Holiday' }).click();
     await deleteDialog.getByRole('button', { name: 'Delete', exact: true }).click();
-    await expect.poll(() => page.locator('.sessions .session-open').count()).toBe(0);
+    await expect.poll(() => page.locator('.sessions .session-open').count(), SETTLE).toBe(0);
     expect(nativeDialogs).toEqual([]);
+    await context.close();
+  }, 120_000);
+
+  it('a failed turn is an error with its class, the fix and a way out; "Ask again" answers it', async () => {
+    const { run, context, page } = await open([
+      { status: 401, errorBody: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } } },
+      { text: 'Now it works.' },
+    ]);
+    await page.fill('#composer-input', 'hello?');
+    await page.keyboard.press('Enter');
+    const error = page.getByRole('alert').filter({ hasText: 'Incorrect API key provided' });
+    await error.waitFor();
+    await expect.poll(() => page.getByRole('button', { name: 'Send' }).isVisible(), SETTLE).toBe(true);
+    // Its class as a title, the provider's words, the setting to fix as code, the page where it is fixed.
+    expect(await error.locator('.note-title').textContent()).toBe('The provider did not accept the API key');
+    expect(await error.locator('.note-hint').textContent()).toMatch(/^How to fix: Check providers\.custom\.apiKey/);
+    expect(await error.locator('.note-hint code').first().textContent()).toBe('providers.custom.apiKey');
+    expect(await error.getByRole('link', { name: 'Open model settings' }).getAttribute('href')).toBe(
+      '#settings/models',
+    );
+    // One way to ask again: the note's button (the answer's own row has none beside it).
+    expect(await page.getByRole('button', { name: 'Ask again' }).count()).toBe(1);
+    expect(await shootAndScan(page, 'webui-chat-errors')).toEqual([]);
+    // Dark theme too: the error's colours keep their contrast.
+    await page.getByRole('button', { name: 'Use the dark theme' }).click();
+    expect(await shootAndScan(page, 'webui-chat-errors-dark')).toEqual([]);
+    await page.getByRole('button', { name: 'Ask again' }).click();
+    await page.locator('[data-testid="assistant-message"]', { hasText: 'Now it works.' }).waitFor();
+    expect(await page.locator('[data-testid="user-message"]', { hasText: 'hello?' }).count()).toBe(2);
+    expect(JSON.stringify(run.fake.requests.at(-1)?.body.messages)).toContain('hello?');
+    // The error is no longer the last answer: it offers no second way to ask again.
+    await expect.poll(() => page.getByRole('button', { name: 'Ask again' }).count(), SETTLE).toBe(1);
+    expect(await page.getByRole('alert').filter({ hasText: 'Incorrect API key' }).getByRole('button').count()).toBe(0);
+    await context.close();
+  }, 120_000);
+
+  it('copies a question and an answer, asks the last question again, and edits a question in a fork', async () => {
+    const { run, context, page } = await open([
+      { text: 'Paris is the capital.' },
+      { text: 'Lyon is big.' },
+      { text: 'Again: Lyon is big.' },
+      { text: 'Marseille is by the sea.' },
+    ]);
+    await say(page, 'Capital of France?', 'Paris is the capital.');
+    await say(page, 'A big city?', 'Lyon is big.');
+    const clipboard = () =>
+      page.evaluate(() =>
+        (
+          globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }
+        ).navigator.clipboard.readText(),
+      );
+
+    await page.getByRole('button', { name: 'Copy answer' }).last().click();
+    await expect.poll(clipboard, SETTLE).toBe('Lyon is big.');
+    await page.locator('.msg-copied', { hasText: 'Copied' }).waitFor();
+    await page.getByRole('button', { name: 'Copy message' }).first().click();
+    await expect.poll(clipboard, SETTLE).toBe('Capital of France?');
+
+    // Ask again: only the last answer offers it; the question goes again and a new answer comes.
+    expect(await page.getByRole('button', { name: 'Ask again' }).count()).toBe(1);
+    await page.getByRole('button', { name: 'Ask again' }).click();
+    await page.locator('[data-testid="assistant-message"]', { hasText: 'Again: Lyon is big.' }).waitFor();
+    expect(await page.locator('[data-testid="user-message"]', { hasText: 'A big city?' }).count()).toBe(2);
+    await expect.poll(() => page.getByRole('button', { name: 'Ask again' }).count(), SETTLE).toBe(1);
+    expect(await shootAndScan(page, 'webui-chat-actions')).toEqual([]);
+
+    // Edit the second question, with the keyboard: a fork up to just before it opens, the question in the box.
+    await page.getByRole('button', { name: 'Edit this question' }).nth(1).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('#composer-input').inputValue(), SETTLE).toBe('A big city?');
+    await expect.poll(() => activeId(page), SETTLE).toBe('composer-input');
+    await page.locator('[data-testid="assistant-message"]', { hasText: 'Paris is the capital.' }).waitFor();
+    expect(await page.locator('[data-testid="assistant-message"]', { hasText: 'Lyon' }).count()).toBe(0);
+    await page.locator('.sessions .session-open', { hasText: 'Capital of France? (edited)' }).waitFor();
+    await page.fill('#composer-input', 'A city by the sea?');
+    await page.keyboard.press('Enter');
+    await page.locator('[data-testid="assistant-message"]', { hasText: 'Marseille is by the sea.' }).waitFor();
+    // The model saw the history before the edited question, and not the question it replaced.
+    const asked = JSON.stringify(run.fake.requests.at(-1)?.body.messages);
+    expect(asked).toContain('Capital of France?');
+    expect(asked).toContain('A city by the sea?');
+    expect(asked).not.toContain('A big city?');
+    // The original chat is as it was.
+    await page.locator('.sessions .session-open', { hasText: /^Capital of France\?now/ }).click();
+    await page.locator('[data-testid="assistant-message"]', { hasText: 'Again: Lyon is big.' }).waitFor();
     await context.close();
   }, 120_000);
 });

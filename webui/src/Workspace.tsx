@@ -95,6 +95,8 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
   const [prefill, setPrefill] = useState<{ text: string; at: number } | undefined>();
   const socket = useRef<ChatSocket | null>(null);
   const wantsNewChat = useRef(false);
+  /** An edit's fork is on its way: the source chat, and the question that goes back into the composer. */
+  const pendingFork = useRef<{ source: string; text: string } | null>(null);
   const activeRef = useRef<string | null>(null);
   activeRef.current = active;
 
@@ -132,9 +134,18 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
           wantsNewChat.current = false;
           setChats((all) => ({ ...all, [frame.chat_id]: all[frame.chat_id] ?? emptyChat }));
           setActive(frame.chat_id);
+        } else if (pendingFork.current && frame.chat_id !== pendingFork.current.source) {
+          // The fork holds the chat up to the edited question; the question waits in the composer.
+          const { text } = pendingFork.current;
+          pendingFork.current = null;
+          setActive(frame.chat_id);
+          void loadHistory(frame.chat_id, true);
+          setPrefill({ text, at: Date.now() });
         }
         return;
       }
+      // A refused fork is an error with no chat id: the edit is off.
+      if (frame.event === 'error' && !frame.chat_id) pendingFork.current = null;
       const chatId = 'chat_id' in frame && frame.chat_id ? frame.chat_id : activeRef.current;
       if (!chatId) return;
       setChats((all) => ({ ...all, [chatId]: applyFrame(all[chatId] ?? emptyChat, frame) }));
@@ -142,7 +153,7 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
       // The gateway says when a chat's row changed (after each turn, a new chat, a rename elsewhere).
       if (frame.event === 'session_updated') void refreshSessions();
     },
-    [refreshSessions],
+    [refreshSessions, loadHistory],
   );
 
   // One connection for the page's lifetime.
@@ -267,6 +278,35 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
     }
   };
 
+  /** Asks the chat's last question again (its files are not sent twice: the answer already has them). */
+  const retry = () => {
+    const chatId = active;
+    const last = chatId ? chats[chatId]?.items.findLast((item) => item.kind === 'user' && item.text) : undefined;
+    if (!chatId || last?.kind !== 'user') return;
+    send(last.text, []).catch((err: Error) =>
+      setChats((all) => ({
+        ...all,
+        [chatId]: applyFrame(all[chatId] ?? emptyChat, { event: 'error', detail: err.message }),
+      })),
+    );
+  };
+
+  /**
+   * Edits a question as nanobot's WebUI does: a fork of the chat up to just before it (nanobot's `fork_chat`; the
+   * original chat stays as it was), opened with the question back in the composer to change and send.
+   */
+  const edit = (userIndex: number, text: string) => {
+    if (!active || !socket.current) return;
+    pendingFork.current = { source: active, text };
+    socket.current.send({
+      type: 'fork_chat',
+      source_chat_id: active,
+      before_user_index: userIndex,
+      title: t('message.forkTitle', { title: chatTitle }),
+    });
+    setDrawer(false);
+  };
+
   /** A rename is a title override in nanobot's sidebar state (the session itself is not touched). */
   const rename = async (chatId: string, title: string) => {
     if (!socket.current) throw new Error(t('app.notConnected'));
@@ -373,7 +413,12 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
           </Suspense>
         ) : (
           <>
-            <ChatView chat={chat} onSuggest={(text) => setPrefill({ text, at: Date.now() })} />
+            <ChatView
+              chat={chat}
+              onSuggest={(text) => setPrefill({ text, at: Date.now() })}
+              onRetry={retry}
+              onEdit={edit}
+            />
             <Composer
               busy={chat.busy}
               disabled={connection !== 'open' || !active}

@@ -14,8 +14,11 @@ export type Block =
       isError?: boolean;
       done: boolean;
     }
-  /** `hint`: what to do about an error (`Check providers.openai.apiKey …`). */
-  | { type: 'note'; id: string; text: string; tone: 'hint' | 'error'; hint?: string };
+  /**
+   * `hint`: what to do about an error (`Check providers.openai.apiKey …`); `kind`: the error's class (`auth`,
+   * `rate_limit`, `network`, … as the gateway names it), which picks the note's title and its settings link.
+   */
+  | { type: 'note'; id: string; text: string; tone: 'hint' | 'error'; hint?: string; kind?: string };
 
 export type Item =
   | { kind: 'user'; id: string; text: string; media: string[] }
@@ -148,6 +151,7 @@ export function applyFrame(state: ChatState, frame: ServerFrame): ChatState {
         text: frame.detail,
         tone: 'error',
         ...(frame.hint ? { hint: frame.hint } : {}),
+        ...(frame.kind ? { kind: frame.kind } : {}),
       };
       return updateTurn(state, (blocks) => [...blocks, note], undefined, false);
     }

@@ -36,11 +36,18 @@ export function Composer({ busy, disabled, onSend, onStop, prefill }: ComposerPr
     el.style.height = `${Math.min(el.scrollHeight, 220)}px`;
   };
 
-  const canSend = !disabled && !sending && (text.trim() !== '' || files.length > 0);
+  const hasContent = text.trim() !== '' || files.length > 0;
+  const canSend = !disabled && !sending && hasContent;
+  // Enter pressed while the page is still connecting (or reconnecting) is not lost: the message goes once it can.
+  const [waiting, setWaiting] = useState(false);
 
   const submit = async (event?: FormEvent) => {
     event?.preventDefault();
-    if (!canSend) return;
+    if (!canSend) {
+      setWaiting(disabled && !sending && hasContent);
+      return;
+    }
+    setWaiting(false);
     setSending(true);
     setProblem(null);
     try {
@@ -55,6 +62,11 @@ export function Composer({ busy, disabled, onSend, onStop, prefill }: ComposerPr
       area.current?.focus();
     }
   };
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: only the moment the composer becomes usable matters.
+  useEffect(() => {
+    if (waiting && !disabled) void submit();
+  }, [waiting, disabled]);
 
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
     if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {

@@ -109,6 +109,23 @@ const en = {
   'dialog.renameHelp': 'Leave it empty to go back to the chat’s own title.',
   'dialog.deleteTitle': 'Delete chat',
   'dialog.deleteWithAutomations': 'Delete chat and automations',
+
+  'error.auth': 'The provider did not accept the API key',
+  'error.quota': 'The provider account is out of credit',
+  'error.rateLimit': 'The provider is limiting requests',
+  'error.timeout': 'The model took too long to answer',
+  'error.network': 'Could not reach the model provider',
+  'error.server': 'The provider had an internal error',
+  'error.contextOverflow': 'The conversation is too long for the model',
+  'error.badRequest': 'The provider rejected the request',
+  'error.generic': 'Something went wrong',
+  'error.fix': 'How to fix:',
+  'error.openModels': 'Open model settings',
+  'message.retry': 'Ask again',
+  'message.edit': 'Edit this question',
+  'message.copyQuestion': 'Copy message',
+  'message.copyAnswer': 'Copy answer',
+  'message.forkTitle': '{title} (edited)',
 } as const;
 
 export type MessageKey = keyof typeof en;
