@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
 import { startWebUiGateway, type WebUiGateway } from '../channels/websocket/gateway-helpers.js';
 import type { FakeScriptStep } from '../helpers/fake-llm.js';
 import { focusedName } from './a11y-check.js';
-import { ARTIFACTS, DESKTOP, hasChromium, launchChromium, openWebUi } from './chromium.js';
+import { a11yFaults } from './a11y-scan.js';
+import { ARTIFACTS, DESKTOP, hasChromium, launchChromium, openWebUi, PHONE } from './chromium.js';
 import { shootAndScan } from './settings-page.js';
 
 /** A transition or a focus move in an effect, on a loaded machine. */
@@ -230,6 +231,67 @@ describe.skipIf(!hasChromium)('WebUI chat quality of life in Chromium', () => {
     // The original chat is as it was.
     await page.locator('.sessions .session-open', { hasText: /^Capital of France\?now/ }).click();
     await page.locator('[data-testid="assistant-message"]', { hasText: 'Again: Lyon is big.' }).waitFor();
+    await context.close();
+  }, 120_000);
+
+  it('searches the chat list by title and by the first message, from the keyboard, at both sizes', async () => {
+    const { context, page } = await open([{ text: 'Trip planned.' }, { text: 'Milk noted.' }, { text: 'Tax filed.' }]);
+    await say(page, 'Plan the trip to Lisbon', 'Trip planned.');
+    for (const [question, answer] of [
+      ['Buy milk and eggs', 'Milk noted.'],
+      ['File my taxes', 'Tax filed.'],
+    ] as const) {
+      await page.getByRole('button', { name: 'New chat' }).click();
+      await page.getByRole('heading', { name: 'How can I help?' }).waitFor();
+      await say(page, question, answer);
+    }
+    const rows = page.locator('.sessions .session-open');
+    await expect.poll(() => rows.count(), SETTLE).toBe(3);
+    // A renamed chat is found by its new title and still by its first message (the gateway's preview).
+    await page.getByRole('button', { name: 'Rename Buy milk and eggs' }).click();
+    await page.getByLabel('New title').fill('Groceries');
+    await page.keyboard.press('Enter');
+    await rows.filter({ hasText: 'Groceries' }).waitFor();
+
+    // From the New chat button, one Tab reaches the search box.
+    await page.getByRole('button', { name: 'New chat' }).focus();
+    await page.keyboard.press('Tab');
+    expect(await activeId(page)).toBe('chat-search');
+    await page.keyboard.type('MILK');
+    await expect.poll(() => rows.allTextContents(), SETTLE).toEqual([expect.stringMatching(/^Groceries/)]);
+    expect(await page.getByRole('status').filter({ hasText: 'Matching chats: 1' }).count()).toBe(1);
+    expect(await page.getByRole('searchbox', { name: 'Search chats' }).inputValue()).toBe('MILK');
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('trip');
+    await expect
+      .poll(() => rows.allTextContents(), SETTLE)
+      .toEqual([expect.stringMatching(/^Plan the trip to Lisbon/)]);
+    const found = await shootAndScan(page, 'webui-chat-search');
+    // (The phone-size shot hid the chat list, and focus with it.)
+    await page.getByRole('searchbox', { name: 'Search chats' }).click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('nothing like this');
+    await page.getByText('No chat matches “nothing like this”').waitFor();
+    expect(await rows.count()).toBe(0);
+    // Escape empties the search: every chat is back.
+    await page.keyboard.press('Escape');
+    await expect.poll(() => rows.count(), SETTLE).toBe(3);
+
+    // On a phone, in the drawer: Escape empties the search first and leaves the drawer open.
+    await page.setViewportSize(PHONE);
+    await page.getByRole('button', { name: 'Open the chat list' }).click();
+    const drawer = page.locator('nav.sidebar');
+    await expect.poll(() => drawer.getAttribute('class'), SETTLE).toBe('sidebar open');
+    await page.getByRole('searchbox', { name: 'Search chats' }).fill('tax');
+    await expect.poll(() => rows.allTextContents(), SETTLE).toEqual([expect.stringMatching(/^File my taxes/)]);
+    await page.screenshot({ path: join(ARTIFACTS, 'webui-chat-search-phone.png') });
+    found.push(...(await a11yFaults(page, 'chat search, phone drawer')));
+    await page.keyboard.press('Escape');
+    await expect.poll(() => rows.count(), SETTLE).toBe(3);
+    expect(await drawer.getAttribute('class')).toBe('sidebar open');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => drawer.isVisible(), SETTLE).toBe(false);
+    expect(found).toEqual([]);
     await context.close();
   }, 120_000);
 });

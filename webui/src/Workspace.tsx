@@ -30,6 +30,7 @@ function chatRows(rows: SessionListRow[], sidebar: SidebarStateView | null, unti
     .map((row) => ({
       chat_id: row.key.slice(KEY_PREFIX.length),
       title: sidebar?.title_overrides[row.key] || row.title || row.preview || untitled,
+      preview: row.preview ?? '',
       updated_at: row.updated_at ?? '',
     }));
 }
@@ -262,7 +263,8 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
     }));
     if (!sessions.some((row) => row.chat_id === chatId)) {
       const title = text.slice(0, 60) || uploads[0]?.name || t('sidebar.newChat');
-      setPending((list) => [{ chat_id: chatId, title, updated_at: new Date().toISOString() }, ...list]);
+      const row = { chat_id: chatId, title, preview: text, updated_at: new Date().toISOString() };
+      setPending((list) => [row, ...list]);
     }
   };
 

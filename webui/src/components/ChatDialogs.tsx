@@ -50,6 +50,7 @@ export function RenameDialog({
         <label htmlFor="rename-chat-title">{t('sidebar.newTitle')}</label>
         <input
           id="rename-chat-title"
+          className="rename-title"
           value={title}
           maxLength={120}
           aria-describedby="rename-chat-help"

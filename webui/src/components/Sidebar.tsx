@@ -4,11 +4,24 @@ import { DeleteDialog, RenameDialog } from './ChatDialogs.js';
 import { Icon } from './Icon.js';
 import { LanguagePicker } from './LanguagePicker.js';
 
-/** A chat in the list: its id, the title shown (a rename, its first message, or "New chat"), when it last moved. */
+/**
+ * A chat in the list: its id, the title shown (a rename, its first message, or "New chat"), the gateway's preview of
+ * its text (searched too), when it last moved.
+ */
 export interface ChatRow {
   chat_id: string;
   title: string;
+  preview: string;
   updated_at: string;
+}
+
+/** The rows whose title or preview holds the query (any case); all of them for an empty query. */
+export function matchingRows(rows: readonly ChatRow[], query: string): ChatRow[] {
+  const wanted = query.trim().toLocaleLowerCase();
+  if (!wanted) return [...rows];
+  return rows.filter(
+    (row) => row.title.toLocaleLowerCase().includes(wanted) || row.preview.toLocaleLowerCase().includes(wanted),
+  );
 }
 
 export interface SidebarProps {
@@ -33,6 +46,9 @@ export function Sidebar(props: SidebarProps) {
   const newButton = useRef<HTMLButtonElement>(null);
   const [renaming, setRenaming] = useState<ChatRow | null>(null);
   const [deleting, setDeleting] = useState<ChatRow | null>(null);
+  const [query, setQuery] = useState('');
+  const shown = matchingRows(sessions, query);
+  const searching = query.trim() !== '';
   // Escape closes the drawer (unless a dialog in it takes the Escape); opening it puts the keyboard's focus on it
   // (on the drawer itself, not its first button: the Enter that opened it would otherwise also press that button).
   useEffect(() => {
@@ -70,9 +86,40 @@ export function Sidebar(props: SidebarProps) {
             <Icon name="plus" /> {t('sidebar.newChat')}
           </button>
         </div>
-        <ul className="sessions">
+        {sessions.length > 0 && (
+          <search className="sidebar-search">
+            <label htmlFor="chat-search" className="sr-only">
+              {t('search.label')}
+            </label>
+            <Icon name="search" className="search-icon" />
+            <input
+              id="chat-search"
+              className="chat-search-input"
+              type="search"
+              value={query}
+              placeholder={t('search.placeholder')}
+              autoComplete="off"
+              aria-describedby={searching ? 'chat-search-count' : undefined}
+              onChange={(event) => setQuery(event.target.value)}
+              onKeyDown={(event) => {
+                // Escape empties the search first (and leaves the phone drawer open); a second one closes it.
+                if (event.key === 'Escape' && query) {
+                  event.stopPropagation();
+                  setQuery('');
+                }
+              }}
+            />
+          </search>
+        )}
+        <div id="chat-search-count" className="sr-only" role="status">
+          {searching ? t('search.count', { count: shown.length }) : ''}
+        </div>
+        <ul className="sessions" aria-label={searching ? t('search.results') : undefined}>
           {sessions.length === 0 && <li className="sessions-empty">{t('sidebar.empty')}</li>}
-          {sessions.map((row) => (
+          {sessions.length > 0 && shown.length === 0 && (
+            <li className="sessions-empty">{t('search.none', { query: query.trim() })}</li>
+          )}
+          {shown.map((row) => (
             <SessionItem
               key={row.chat_id}
               row={row}

@@ -126,6 +126,12 @@ const en = {
   'message.copyQuestion': 'Copy message',
   'message.copyAnswer': 'Copy answer',
   'message.forkTitle': '{title} (edited)',
+
+  'search.label': 'Search chats',
+  'search.placeholder': 'Search chats',
+  'search.count': 'Matching chats: {count}',
+  'search.results': 'Matching chats',
+  'search.none': 'No chat matches “{query}”',
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -124,4 +124,10 @@ export default {
   'message.copyQuestion': 'Copiar mensaje',
   'message.copyAnswer': 'Copiar respuesta',
   'message.forkTitle': '{title} (editado)',
+
+  'search.label': 'Buscar chats',
+  'search.placeholder': 'Buscar chats',
+  'search.count': 'Chats que coinciden: {count}',
+  'search.results': 'Chats que coinciden',
+  'search.none': 'Ningún chat coincide con «{query}»',
 } satisfies Messages;

@@ -125,4 +125,10 @@ export default {
   'message.copyQuestion': 'Copier le message',
   'message.copyAnswer': 'Copier la réponse',
   'message.forkTitle': '{title} (modifiée)',
+
+  'search.label': 'Rechercher dans les discussions',
+  'search.placeholder': 'Rechercher',
+  'search.count': 'Discussions trouvées : {count}',
+  'search.results': 'Discussions trouvées',
+  'search.none': 'Aucune discussion ne correspond à « {query} »',
 } satisfies Messages;

@@ -125,4 +125,10 @@ export default {
   'message.copyQuestion': 'Salin pesan',
   'message.copyAnswer': 'Salin jawaban',
   'message.forkTitle': '{title} (disunting)',
+
+  'search.label': 'Cari obrolan',
+  'search.placeholder': 'Cari obrolan',
+  'search.count': 'Obrolan yang cocok: {count}',
+  'search.results': 'Obrolan yang cocok',
+  'search.none': 'Tidak ada obrolan yang cocok dengan “{query}”',
 } satisfies Messages;

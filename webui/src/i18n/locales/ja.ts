@@ -125,4 +125,10 @@ export default {
   'message.copyQuestion': 'メッセージをコピー',
   'message.copyAnswer': '回答をコピー',
   'message.forkTitle': '{title}（編集済み）',
+
+  'search.label': 'チャットを検索',
+  'search.placeholder': 'チャットを検索',
+  'search.count': '一致するチャット：{count}',
+  'search.results': '一致するチャット',
+  'search.none': '「{query}」に一致するチャットはありません',
 } satisfies Messages;

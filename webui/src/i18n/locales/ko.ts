@@ -124,4 +124,10 @@ export default {
   'message.copyQuestion': '메시지 복사',
   'message.copyAnswer': '답변 복사',
   'message.forkTitle': '{title} (편집됨)',
+
+  'search.label': '채팅 검색',
+  'search.placeholder': '채팅 검색',
+  'search.count': '일치하는 채팅: {count}',
+  'search.results': '일치하는 채팅',
+  'search.none': '“{query}”와 일치하는 채팅이 없습니다',
 } satisfies Messages;

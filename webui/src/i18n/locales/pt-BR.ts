@@ -124,4 +124,10 @@ export default {
   'message.copyQuestion': 'Copiar mensagem',
   'message.copyAnswer': 'Copiar resposta',
   'message.forkTitle': '{title} (editada)',
+
+  'search.label': 'Buscar conversas',
+  'search.placeholder': 'Buscar conversas',
+  'search.count': 'Conversas encontradas: {count}',
+  'search.results': 'Conversas encontradas',
+  'search.none': 'Nenhuma conversa corresponde a “{query}”',
 } satisfies Messages;

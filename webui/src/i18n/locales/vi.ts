@@ -124,4 +124,10 @@ export default {
   'message.copyQuestion': 'Sao chép tin nhắn',
   'message.copyAnswer': 'Sao chép câu trả lời',
   'message.forkTitle': '{title} (đã sửa)',
+
+  'search.label': 'Tìm cuộc trò chuyện',
+  'search.placeholder': 'Tìm cuộc trò chuyện',
+  'search.count': 'Cuộc trò chuyện khớp: {count}',
+  'search.results': 'Cuộc trò chuyện khớp',
+  'search.none': 'Không có cuộc trò chuyện nào khớp với “{query}”',
 } satisfies Messages;

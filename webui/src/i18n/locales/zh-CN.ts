@@ -123,4 +123,10 @@ export default {
   'message.copyQuestion': '复制消息',
   'message.copyAnswer': '复制回答',
   'message.forkTitle': '{title}（已编辑）',
+
+  'search.label': '搜索对话',
+  'search.placeholder': '搜索对话',
+  'search.count': '匹配的对话：{count}',
+  'search.results': '匹配的对话',
+  'search.none': '没有与“{query}”匹配的对话',
 } satisfies Messages;

@@ -123,4 +123,10 @@ export default {
   'message.copyQuestion': '複製訊息',
   'message.copyAnswer': '複製回答',
   'message.forkTitle': '{title}（已編輯）',
+
+  'search.label': '搜尋對話',
+  'search.placeholder': '搜尋對話',
+  'search.count': '符合的對話：{count}',
+  'search.results': '符合的對話',
+  'search.none': '沒有符合「{query}」的對話',
 } satisfies Messages;
