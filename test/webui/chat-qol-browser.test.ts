@@ -294,4 +294,66 @@ describe.skipIf(!hasChromium)('WebUI chat quality of life in Chromium', () => {
     expect(found).toEqual([]);
     await context.close();
   }, 120_000);
+
+  it('offers the gateway’s slash commands with descriptions while the message starts with /', async () => {
+    const { run, context, page } = await open([]);
+    const listed = (await (
+      await fetch(`${run.url}/api/commands`, { headers: { authorization: `Bearer ${run.token}` } })
+    ).json()) as { commands: { command: string; description: string; accepts_args: boolean; arg_hint: string }[] };
+    const withArgs = listed.commands.find((c) => c.accepts_args);
+    expect(withArgs).toBeDefined();
+    const box = page.locator('#composer-input');
+    const palette = page.getByRole('listbox', { name: 'Commands' });
+    const options = palette.getByRole('option');
+
+    await box.focus();
+    await page.keyboard.type('/');
+    await palette.waitFor();
+    expect(await options.count()).toBe(listed.commands.length);
+    const help = options.filter({ hasText: '/help' });
+    expect(await help.textContent()).toContain('show this help');
+    // The arrows move the choice; the focus stays in the message box, which names the chosen option.
+    expect(await box.getAttribute('aria-activedescendant')).toBe('slash-option-0');
+    await page.keyboard.press('ArrowDown');
+    expect(await box.getAttribute('aria-activedescendant')).toBe('slash-option-1');
+    expect(await options.nth(1).getAttribute('aria-selected')).toBe('true');
+    await page.keyboard.press('ArrowUp');
+    await page.keyboard.press('ArrowUp');
+    expect(await box.getAttribute('aria-activedescendant')).toBe(`slash-option-${listed.commands.length - 1}`);
+    expect(await activeId(page)).toBe('composer-input');
+    await page.keyboard.type('he');
+    await expect.poll(() => options.first().textContent(), SETTLE).toMatch(/^\/help/);
+    expect(await shootAndScan(page, 'webui-chat-palette')).toEqual([]);
+
+    // Escape closes it (the text stays); typing again opens it.
+    await box.focus();
+    await page.keyboard.press('Escape');
+    await expect.poll(() => palette.count(), SETTLE).toBe(0);
+    expect(await box.inputValue()).toBe('/he');
+    await page.keyboard.type('l');
+    await palette.waitFor();
+    // Enter runs a command that takes no arguments: /help answers, the box is empty again.
+    await page.keyboard.press('Enter');
+    await page.locator('[data-testid="plain-text"]', { hasText: '/help — show this help' }).waitFor();
+    expect(await box.inputValue()).toBe('');
+
+    // Tab fills in a command that takes arguments, ready for them (and the palette steps aside).
+    const name = withArgs?.command ?? '';
+    await page.keyboard.type(name.slice(0, 3));
+    await expect.poll(() => options.first().textContent(), SETTLE).toContain(name);
+    const index = await options.evaluateAll(
+      (items, wanted) => items.findIndex((item) => item.textContent?.startsWith(wanted as string)),
+      name,
+    );
+    for (let i = 0; i < index; i += 1) await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Tab');
+    expect(await box.inputValue()).toBe(`${name} `);
+    await expect.poll(() => palette.count(), SETTLE).toBe(0);
+    expect(await activeId(page)).toBe('composer-input');
+
+    // A name no command has says so.
+    await box.fill('/zzz');
+    await page.getByText('No command by that name.').waitFor();
+    await context.close();
+  }, 120_000);
 });

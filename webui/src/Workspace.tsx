@@ -10,6 +10,7 @@ import { ChatView } from './components/ChatView.js';
 import { Composer } from './components/Composer.js';
 import { Icon } from './components/Icon.js';
 import { type ChatRow, Sidebar } from './components/Sidebar.js';
+import type { SlashCommand } from './components/SlashPalette.js';
 import { StatusPanel } from './components/StatusPanel.js';
 import { useI18n } from './i18n/react.js';
 import type { SettingsClient } from './settings/client.js';
@@ -234,6 +235,15 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
     if (active) localStorage.setItem(ACTIVE_KEY, active);
   }, [active]);
 
+  // The slash commands this gateway runs, for the composer's palette (none offered if the list cannot load).
+  const [commands, setCommands] = useState<SlashCommand[]>([]);
+  useEffect(() => {
+    api
+      .get<{ commands: SlashCommand[] }>('commands')
+      .then((body) => setCommands(Array.isArray(body.commands) ? body.commands : []))
+      .catch(() => setCommands([]));
+  }, [api]);
+
   const send = async (text: string, files: File[]) => {
     const chatId = active;
     if (!chatId || !socket.current) throw new Error(t('app.notConnected'));
@@ -427,6 +437,7 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
               onSend={send}
               onStop={stop}
               prefill={prefill}
+              commands={commands}
             />
           </>
         )}

@@ -132,6 +132,10 @@ const en = {
   'search.count': 'Matching chats: {count}',
   'search.results': 'Matching chats',
   'search.none': 'No chat matches “{query}”',
+
+  'palette.label': 'Commands',
+  'palette.none': 'No command by that name.',
+  'palette.keys': '↑ ↓ to choose · Enter to run · Tab to fill in · Esc to close',
 } as const;
 
 export type MessageKey = keyof typeof en;

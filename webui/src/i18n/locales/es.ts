@@ -130,4 +130,8 @@ export default {
   'search.count': 'Chats que coinciden: {count}',
   'search.results': 'Chats que coinciden',
   'search.none': 'Ningún chat coincide con «{query}»',
+
+  'palette.label': 'Comandos',
+  'palette.none': 'No hay ningún comando con ese nombre.',
+  'palette.keys': '↑ ↓ para elegir · Intro para ejecutar · Tab para completar · Esc para cerrar',
 } satisfies Messages;

@@ -131,4 +131,8 @@ export default {
   'search.count': 'Discussions trouvées : {count}',
   'search.results': 'Discussions trouvées',
   'search.none': 'Aucune discussion ne correspond à « {query} »',
+
+  'palette.label': 'Commandes',
+  'palette.none': 'Aucune commande de ce nom.',
+  'palette.keys': '↑ ↓ pour choisir · Entrée pour lancer · Tab pour compléter · Échap pour fermer',
 } satisfies Messages;

@@ -131,4 +131,8 @@ export default {
   'search.count': 'Obrolan yang cocok: {count}',
   'search.results': 'Obrolan yang cocok',
   'search.none': 'Tidak ada obrolan yang cocok dengan “{query}”',
+
+  'palette.label': 'Perintah',
+  'palette.none': 'Tidak ada perintah dengan nama itu.',
+  'palette.keys': '↑ ↓ untuk memilih · Enter untuk menjalankan · Tab untuk mengisi · Esc untuk menutup',
 } satisfies Messages;

@@ -131,4 +131,8 @@ export default {
   'search.count': '一致するチャット：{count}',
   'search.results': '一致するチャット',
   'search.none': '「{query}」に一致するチャットはありません',
+
+  'palette.label': 'コマンド',
+  'palette.none': 'その名前のコマンドはありません。',
+  'palette.keys': '↑ ↓ で選択 · Enter で実行 · Tab で入力 · Esc で閉じる',
 } satisfies Messages;

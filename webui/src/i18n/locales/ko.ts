@@ -130,4 +130,8 @@ export default {
   'search.count': '일치하는 채팅: {count}',
   'search.results': '일치하는 채팅',
   'search.none': '“{query}”와 일치하는 채팅이 없습니다',
+
+  'palette.label': '명령',
+  'palette.none': '그런 이름의 명령이 없습니다.',
+  'palette.keys': '↑ ↓ 선택 · Enter 실행 · Tab 채우기 · Esc 닫기',
 } satisfies Messages;

@@ -130,4 +130,8 @@ export default {
   'search.count': 'Conversas encontradas: {count}',
   'search.results': 'Conversas encontradas',
   'search.none': 'Nenhuma conversa corresponde a “{query}”',
+
+  'palette.label': 'Comandos',
+  'palette.none': 'Nenhum comando com esse nome.',
+  'palette.keys': '↑ ↓ para escolher · Enter para executar · Tab para preencher · Esc para fechar',
 } satisfies Messages;

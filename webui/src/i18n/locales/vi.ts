@@ -130,4 +130,8 @@ export default {
   'search.count': 'Cuộc trò chuyện khớp: {count}',
   'search.results': 'Cuộc trò chuyện khớp',
   'search.none': 'Không có cuộc trò chuyện nào khớp với “{query}”',
+
+  'palette.label': 'Lệnh',
+  'palette.none': 'Không có lệnh nào tên như vậy.',
+  'palette.keys': '↑ ↓ để chọn · Enter để chạy · Tab để điền · Esc để đóng',
 } satisfies Messages;

@@ -129,4 +129,8 @@ export default {
   'search.count': '匹配的对话：{count}',
   'search.results': '匹配的对话',
   'search.none': '没有与“{query}”匹配的对话',
+
+  'palette.label': '命令',
+  'palette.none': '没有这个名称的命令。',
+  'palette.keys': '↑ ↓ 选择 · Enter 执行 · Tab 填入 · Esc 关闭',
 } satisfies Messages;

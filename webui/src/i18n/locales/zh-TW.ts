@@ -129,4 +129,8 @@ export default {
   'search.count': '符合的對話：{count}',
   'search.results': '符合的對話',
   'search.none': '沒有符合「{query}」的對話',
+
+  'palette.label': '指令',
+  'palette.none': '沒有這個名稱的指令。',
+  'palette.keys': '↑ ↓ 選擇 · Enter 執行 · Tab 填入 · Esc 關閉',
 } satisfies Messages;
