@@ -5,7 +5,9 @@
  * leaves desktop and phone screenshots (test-artifacts/webui-chat-<feature>-{desktop,phone}.png) and must have no
  * accessibility faults (axe + our checker) in the state shown.
  */
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { deflateSync } from 'node:zlib';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { startWebUiGateway, type WebUiGateway } from '../channels/websocket/gateway-helpers.js';
@@ -356,4 +358,94 @@ describe.skipIf(!hasChromium)('WebUI chat quality of life in Chromium', () => {
     await page.getByText('No command by that name.').waitFor();
     await context.close();
   }, 120_000);
+
+  it('shows a picture the agent sent as a thumbnail that opens full size in a lightbox, and again after a reload', async () => {
+    const { run, context, page } = await open([
+      { toolCalls: [{ name: 'message', arguments: { content: 'Here is a chart.', media: ['chart.png'] } }] },
+      { text: 'Sent you the chart.' },
+    ]);
+    writeFileSync(join(run.workspace, 'chart.png'), stripesPng(160, 100));
+    await say(page, 'Show me the chart', 'Sent you the chart.');
+    const thumb = page.getByRole('button', { name: 'Open chart.png full size' });
+    await thumb.waitFor();
+    const loaded = (image: ReturnType<Page['locator']>) =>
+      image.evaluate((img) => {
+        const picture = img as unknown as { complete: boolean; naturalWidth: number };
+        return picture.complete ? picture.naturalWidth : 0;
+      });
+    await expect.poll(() => loaded(thumb.locator('img')), SETTLE).toBe(160);
+
+    // The keyboard opens it; focus goes into the dialog; Escape closes it and focus is back on the thumbnail.
+    await thumb.focus();
+    await page.keyboard.press('Enter');
+    const lightbox = page.getByRole('dialog', { name: 'chart.png' });
+    await lightbox.waitFor();
+    await expect.poll(() => loaded(lightbox.locator('img')), SETTLE).toBe(160);
+    expect(await lightbox.getByRole('link', { name: 'Download' }).getAttribute('download')).toBe('chart.png');
+    await expect.poll(() => focused(page), SETTLE).toBe('a: Download');
+    expect(await shootAndScan(page, 'webui-chat-lightbox')).toEqual([]);
+    await page.keyboard.press('Escape');
+    await expect.poll(() => lightbox.count(), SETTLE).toBe(0);
+    await expect.poll(() => focused(page), SETTLE).toBe('button: Open chart.png full size');
+
+    // The close button, and a click beside the picture, close it too.
+    await thumb.click();
+    await lightbox.getByRole('button', { name: 'Close the picture' }).click();
+    await expect.poll(() => lightbox.count(), SETTLE).toBe(0);
+    await thumb.click();
+    await lightbox.waitFor();
+    await page.mouse.click(4, 4);
+    await expect.poll(() => lightbox.count(), SETTLE).toBe(0);
+
+    // A reload shows it again, from the chat's history.
+    await page.reload();
+    await expect.poll(() => loaded(thumb.locator('img')), { timeout: 30_000 }).toBe(160);
+    await context.close();
+  }, 120_000);
 });
+
+/** A `width`×`height` PNG of coloured stripes (big enough to see in a screenshot), written by hand: no image library. */
+function stripesPng(width: number, height: number): Buffer {
+  const rows: Buffer[] = [];
+  for (let y = 0; y < height; y += 1) {
+    const row = Buffer.alloc(1 + width * 3);
+    for (let x = 0; x < width; x += 1) {
+      const band = Math.floor((x / width) * 4);
+      const colour = [
+        [79, 70, 229],
+        [23, 122, 65],
+        [194, 53, 43],
+        [234, 179, 8],
+      ][band] ?? [0, 0, 0];
+      row.set(colour, 1 + x * 3);
+    }
+    rows.push(row);
+  }
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
+    const out = Buffer.alloc(8 + data.length + 4);
+    out.writeUInt32BE(data.length, 0);
+    body.copy(out, 4);
+    out.writeUInt32BE(crc32(body), 8 + data.length);
+    return out;
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 2, 0, 0, 0], 8);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(Buffer.concat(rows))),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+function crc32(data: Buffer): number {
+  let crc = 0xffffffff;
+  for (const byte of data) {
+    crc ^= byte;
+    for (let k = 0; k < 8; k += 1) crc = crc & 1 ? (crc >>> 1) ^ 0xedb88320 : crc >>> 1;
+  }
+  return (crc ^ 0xffffffff) >>> 0;
+}

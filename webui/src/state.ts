@@ -81,6 +81,12 @@ export function fromThread(messages: readonly ThreadMessage[]): ChatState {
     }
     if (message.reasoning) blocks.push({ type: 'reasoning', id: nextId('r'), text: message.reasoning, done: true });
     if (message.content) blocks.push({ type: 'text', id: message.id, text: message.content, done: true });
+    // Files the agent sent, from their signed URLs (a reload shows the picture it showed live).
+    for (const file of message.media ?? []) {
+      if (!file.url) continue;
+      const kind = file.kind === 'image' || file.kind === 'video' ? file.kind : 'file';
+      current().media.push({ url: file.url, name: file.name ?? 'file', kind });
+    }
   }
   return { items, busy: false };
 }

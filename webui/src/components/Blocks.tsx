@@ -2,6 +2,7 @@ import type { MediaUrl } from '../../../src/channels/websocket/frames.js';
 import { useI18n } from '../i18n/react.js';
 import type { Block } from '../state.js';
 import { Icon } from './Icon.js';
+import { ImageThumb } from './Lightbox.js';
 import { Markdown } from './Markdown.js';
 
 /** The model's reasoning: open while it streams, then folded away behind its summary line. */
@@ -47,7 +48,10 @@ export function ToolCard({ block }: { block: Extract<Block, { type: 'tool' }> })
   );
 }
 
-/** Files the agent sent: images and videos shown, other files as download links (signed URLs, no token needed). */
+/**
+ * Files the agent sent: images as thumbnails that open full size, videos shown, other files as download links
+ * (signed URLs, no token needed).
+ */
 export function MediaList({ media }: { media: MediaUrl[] }) {
   return (
     <div className="media-list">
@@ -59,7 +63,7 @@ export function MediaList({ media }: { media: MediaUrl[] }) {
 }
 
 function MediaItem({ item }: { item: MediaUrl }) {
-  if (item.kind === 'image') return <img className="media-image" src={item.url} alt={item.name} />;
+  if (item.kind === 'image') return <ImageThumb item={item} />;
   if (item.kind === 'video') {
     // biome-ignore lint/a11y/useMediaCaption: the agent's file has no captions to offer
     return <video className="media-image" src={item.url} controls />;

@@ -136,6 +136,10 @@ const en = {
   'palette.label': 'Commands',
   'palette.none': 'No command by that name.',
   'palette.keys': '↑ ↓ to choose · Enter to run · Tab to fill in · Esc to close',
+
+  'media.open': 'Open {name} full size',
+  'media.download': 'Download',
+  'media.close': 'Close the picture',
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -134,4 +134,8 @@ export default {
   'palette.label': 'Comandos',
   'palette.none': 'No hay ningún comando con ese nombre.',
   'palette.keys': '↑ ↓ para elegir · Intro para ejecutar · Tab para completar · Esc para cerrar',
+
+  'media.open': 'Abrir {name} a tamaño completo',
+  'media.download': 'Descargar',
+  'media.close': 'Cerrar la imagen',
 } satisfies Messages;

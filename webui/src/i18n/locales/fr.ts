@@ -135,4 +135,8 @@ export default {
   'palette.label': 'Commandes',
   'palette.none': 'Aucune commande de ce nom.',
   'palette.keys': '↑ ↓ pour choisir · Entrée pour lancer · Tab pour compléter · Échap pour fermer',
+
+  'media.open': 'Ouvrir {name} en grand',
+  'media.download': 'Télécharger',
+  'media.close': 'Fermer l’image',
 } satisfies Messages;

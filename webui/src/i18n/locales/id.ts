@@ -135,4 +135,8 @@ export default {
   'palette.label': 'Perintah',
   'palette.none': 'Tidak ada perintah dengan nama itu.',
   'palette.keys': '↑ ↓ untuk memilih · Enter untuk menjalankan · Tab untuk mengisi · Esc untuk menutup',
+
+  'media.open': 'Buka {name} dalam ukuran penuh',
+  'media.download': 'Unduh',
+  'media.close': 'Tutup gambar',
 } satisfies Messages;

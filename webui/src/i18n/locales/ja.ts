@@ -135,4 +135,8 @@ export default {
   'palette.label': 'コマンド',
   'palette.none': 'その名前のコマンドはありません。',
   'palette.keys': '↑ ↓ で選択 · Enter で実行 · Tab で入力 · Esc で閉じる',
+
+  'media.open': '{name} を原寸で開く',
+  'media.download': 'ダウンロード',
+  'media.close': '画像を閉じる',
 } satisfies Messages;

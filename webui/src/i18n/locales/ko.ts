@@ -134,4 +134,8 @@ export default {
   'palette.label': '명령',
   'palette.none': '그런 이름의 명령이 없습니다.',
   'palette.keys': '↑ ↓ 선택 · Enter 실행 · Tab 채우기 · Esc 닫기',
+
+  'media.open': '{name} 원본 크기로 열기',
+  'media.download': '다운로드',
+  'media.close': '그림 닫기',
 } satisfies Messages;

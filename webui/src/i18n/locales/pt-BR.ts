@@ -134,4 +134,8 @@ export default {
   'palette.label': 'Comandos',
   'palette.none': 'Nenhum comando com esse nome.',
   'palette.keys': '↑ ↓ para escolher · Enter para executar · Tab para preencher · Esc para fechar',
+
+  'media.open': 'Abrir {name} em tamanho real',
+  'media.download': 'Baixar',
+  'media.close': 'Fechar a imagem',
 } satisfies Messages;

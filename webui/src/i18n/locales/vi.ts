@@ -134,4 +134,8 @@ export default {
   'palette.label': 'Lệnh',
   'palette.none': 'Không có lệnh nào tên như vậy.',
   'palette.keys': '↑ ↓ để chọn · Enter để chạy · Tab để điền · Esc để đóng',
+
+  'media.open': 'Mở {name} ở kích thước đầy đủ',
+  'media.download': 'Tải xuống',
+  'media.close': 'Đóng hình ảnh',
 } satisfies Messages;

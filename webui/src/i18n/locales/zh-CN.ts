@@ -133,4 +133,8 @@ export default {
   'palette.label': '命令',
   'palette.none': '没有这个名称的命令。',
   'palette.keys': '↑ ↓ 选择 · Enter 执行 · Tab 填入 · Esc 关闭',
+
+  'media.open': '以原始大小打开 {name}',
+  'media.download': '下载',
+  'media.close': '关闭图片',
 } satisfies Messages;

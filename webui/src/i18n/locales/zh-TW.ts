@@ -133,4 +133,8 @@ export default {
   'palette.label': '指令',
   'palette.none': '沒有這個名稱的指令。',
   'palette.keys': '↑ ↓ 選擇 · Enter 執行 · Tab 填入 · Esc 關閉',
+
+  'media.open': '以原始大小開啟 {name}',
+  'media.download': '下載',
+  'media.close': '關閉圖片',
 } satisfies Messages;
