@@ -5,7 +5,7 @@
  * leaves desktop and phone screenshots (test-artifacts/webui-chat-<feature>-{desktop,phone}.png) and must have no
  * accessibility faults (axe + our checker) in the state shown.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -400,6 +400,43 @@ describe.skipIf(!hasChromium)('WebUI chat quality of life in Chromium', () => {
     // A reload shows it again, from the chat's history.
     await page.reload();
     await expect.poll(() => loaded(thumb.locator('img')), { timeout: 30_000 }).toBe(160);
+    await context.close();
+  }, 120_000);
+
+  it('shows what an edit changed in its tool card, and the file as it is now on request', async () => {
+    const { run, context, page } = await open([
+      { toolCalls: [{ name: 'write_file', arguments: { path: 'notes/plan.md', content: 'line one\nline two\n' } }] },
+      {
+        toolCalls: [
+          {
+            name: 'edit_file',
+            arguments: { path: 'notes/plan.md', old_text: 'line two', new_text: 'line 2\nline three' },
+          },
+        ],
+      },
+      { text: 'Edited the plan.' },
+    ]);
+    await say(page, 'Write and fix my plan', 'Edited the plan.');
+    const cards = page.locator('[data-testid="tool-card"]');
+    await expect.poll(() => cards.count(), SETTLE).toBe(2);
+    const edit = cards.filter({ hasText: 'edit_file' });
+    await edit.locator('summary').click();
+    const diff = edit.locator('[data-testid="edit-diff"]');
+    expect(await diff.locator('figcaption').textContent()).toBe('notes/plan.md +2 −1 lines');
+    expect(await diff.locator('del').allTextContents()).toEqual(['- line two\n']);
+    expect(await diff.locator('ins').allTextContents()).toEqual(['+ line 2\n', '+ line three\n']);
+    // The whole-file write shows everything it put in.
+    const write = cards.filter({ hasText: 'write_file' });
+    await write.locator('summary').click();
+    expect(await write.locator('[data-testid="edit-diff"] ins').count()).toBe(2);
+
+    // The file as it is now, from the gateway's file-preview (read inside the workspace only).
+    await edit.getByRole('button', { name: 'Show notes/plan.md as it is now' }).click();
+    const preview = edit.getByRole('region', { name: 'Contents of notes/plan.md' });
+    await preview.waitFor();
+    expect(await preview.textContent()).toBe('line one\nline 2\nline three\n');
+    expect(readFileSync(join(run.workspace, 'notes', 'plan.md'), 'utf8')).toBe('line one\nline 2\nline three\n');
+    expect(await shootAndScan(page, 'webui-chat-diff')).toEqual([]);
     await context.close();
   }, 120_000);
 });

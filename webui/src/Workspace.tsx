@@ -430,6 +430,7 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
               onSuggest={(text) => setPrefill({ text, at: Date.now() })}
               onRetry={retry}
               onEdit={edit}
+              onPreview={active ? (path) => api.filePreview(active, path) : undefined}
             />
             <Composer
               busy={chat.busy}

@@ -2,7 +2,7 @@ import { useEffect, useRef } from 'react';
 import { useI18n } from '../i18n/react.js';
 import { copyCodeFrom } from '../markdown.js';
 import type { ChatState, Item } from '../state.js';
-import { MediaList, ReasoningCard, ToolCard } from './Blocks.js';
+import { MediaList, type PreviewFile, ReasoningCard, ToolCard } from './Blocks.js';
 import { ErrorNote } from './ErrorNote.js';
 import { Icon } from './Icon.js';
 import { Markdown } from './Markdown.js';
@@ -15,9 +15,11 @@ export interface ChatViewProps {
   onRetry(): void;
   /** Edit a question: `userIndex` counts the chat's questions from 0 (the fork point), `text` goes to the composer. */
   onEdit(userIndex: number, text: string): void;
+  /** Loads a file an edit tool wrote, for its card's preview. */
+  onPreview?: PreviewFile;
 }
 
-export function ChatView({ chat, onSuggest, onRetry, onEdit }: ChatViewProps) {
+export function ChatView({ chat, onSuggest, onRetry, onEdit, onPreview }: ChatViewProps) {
   const { t } = useI18n();
   const end = useRef<HTMLDivElement>(null);
   const scroller = useRef<HTMLDivElement>(null);
@@ -73,6 +75,7 @@ export function ChatView({ chat, onSuggest, onRetry, onEdit }: ChatViewProps) {
             onRetry={!chat.busy && index === chat.items.length - 1 ? onRetry : undefined}
             onEdit={chat.busy ? undefined : onEdit}
             userIndex={questionsBefore(chat, index)}
+            onPreview={onPreview}
           />
         ))}
         {chat.busy && lastIsUser(chat) && (
@@ -110,9 +113,10 @@ interface ItemViewProps {
   onRetry: (() => void) | undefined;
   onEdit: ((userIndex: number, text: string) => void) | undefined;
   userIndex: number;
+  onPreview: PreviewFile | undefined;
 }
 
-function ItemView({ item, onRetry, onEdit, userIndex }: ItemViewProps) {
+function ItemView({ item, onRetry, onEdit, userIndex, onPreview }: ItemViewProps) {
   if (item.kind === 'user') {
     const editable = onEdit && item.text && !item.text.startsWith('/');
     return (
@@ -143,7 +147,7 @@ function ItemView({ item, onRetry, onEdit, userIndex }: ItemViewProps) {
           case 'reasoning':
             return <ReasoningCard key={block.id} block={block} />;
           case 'tool':
-            return <ToolCard key={block.id} block={block} />;
+            return <ToolCard key={block.id} block={block} preview={onPreview} />;
           case 'note':
             if (block.tone === 'error') return <ErrorNote key={block.id} block={block} onRetry={onRetry} />;
             return (

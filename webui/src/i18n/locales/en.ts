@@ -140,6 +140,16 @@ const en = {
   'media.open': 'Open {name} full size',
   'media.download': 'Download',
   'media.close': 'Close the picture',
+
+  'diff.count': '+{added} −{removed} lines',
+  'diff.more': 'Showing the first {count} lines of each side.',
+  'diff.title': 'Changes',
+
+  'preview.show': 'Show {path} as it is now',
+  'preview.failed': 'Could not open {path}: {error}',
+  'preview.size': '{size} bytes',
+  'preview.label': 'Contents of {path}',
+  'preview.truncated': 'Only the start of the file is shown.',
 } as const;
 
 export type MessageKey = keyof typeof en;

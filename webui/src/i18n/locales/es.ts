@@ -138,4 +138,14 @@ export default {
   'media.open': 'Abrir {name} a tamaño completo',
   'media.download': 'Descargar',
   'media.close': 'Cerrar la imagen',
+
+  'diff.count': '+{added} −{removed} líneas',
+  'diff.more': 'Se muestran las primeras {count} líneas de cada lado.',
+  'diff.title': 'Cambios',
+
+  'preview.show': 'Ver {path} tal como está ahora',
+  'preview.failed': 'No se pudo abrir {path}: {error}',
+  'preview.size': '{size} bytes',
+  'preview.label': 'Contenido de {path}',
+  'preview.truncated': 'Solo se muestra el principio del archivo.',
 } satisfies Messages;

@@ -139,4 +139,14 @@ export default {
   'media.open': 'Ouvrir {name} en grand',
   'media.download': 'Télécharger',
   'media.close': 'Fermer l’image',
+
+  'diff.count': '+{added} −{removed} lignes',
+  'diff.more': 'Seules les {count} premières lignes de chaque côté sont affichées.',
+  'diff.title': 'Modifications',
+
+  'preview.show': 'Afficher {path} tel qu’il est maintenant',
+  'preview.failed': 'Impossible d’ouvrir {path} : {error}',
+  'preview.size': '{size} octets',
+  'preview.label': 'Contenu de {path}',
+  'preview.truncated': 'Seul le début du fichier est affiché.',
 } satisfies Messages;

@@ -139,4 +139,14 @@ export default {
   'media.open': 'Buka {name} dalam ukuran penuh',
   'media.download': 'Unduh',
   'media.close': 'Tutup gambar',
+
+  'diff.count': '+{added} −{removed} baris',
+  'diff.more': 'Menampilkan {count} baris pertama dari tiap sisi.',
+  'diff.title': 'Perubahan',
+
+  'preview.show': 'Lihat {path} seperti sekarang',
+  'preview.failed': 'Tidak dapat membuka {path}: {error}',
+  'preview.size': '{size} byte',
+  'preview.label': 'Isi {path}',
+  'preview.truncated': 'Hanya bagian awal berkas yang ditampilkan.',
 } satisfies Messages;

@@ -139,4 +139,14 @@ export default {
   'media.open': '{name} を原寸で開く',
   'media.download': 'ダウンロード',
   'media.close': '画像を閉じる',
+
+  'diff.count': '+{added} −{removed} 行',
+  'diff.more': 'それぞれ最初の {count} 行だけを表示しています。',
+  'diff.title': '変更内容',
+
+  'preview.show': '{path} の現在の内容を表示',
+  'preview.failed': '{path} を開けませんでした：{error}',
+  'preview.size': '{size} バイト',
+  'preview.label': '{path} の内容',
+  'preview.truncated': 'ファイルの先頭部分だけを表示しています。',
 } satisfies Messages;

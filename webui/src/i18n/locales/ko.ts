@@ -138,4 +138,14 @@ export default {
   'media.open': '{name} 원본 크기로 열기',
   'media.download': '다운로드',
   'media.close': '그림 닫기',
+
+  'diff.count': '+{added} −{removed}줄',
+  'diff.more': '양쪽 모두 처음 {count}줄만 표시합니다.',
+  'diff.title': '변경 내용',
+
+  'preview.show': '{path}의 현재 내용 보기',
+  'preview.failed': '{path}을(를) 열 수 없습니다: {error}',
+  'preview.size': '{size}바이트',
+  'preview.label': '{path}의 내용',
+  'preview.truncated': '파일의 앞부분만 표시합니다.',
 } satisfies Messages;

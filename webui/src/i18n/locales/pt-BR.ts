@@ -138,4 +138,14 @@ export default {
   'media.open': 'Abrir {name} em tamanho real',
   'media.download': 'Baixar',
   'media.close': 'Fechar a imagem',
+
+  'diff.count': '+{added} −{removed} linhas',
+  'diff.more': 'Mostrando as primeiras {count} linhas de cada lado.',
+  'diff.title': 'Alterações',
+
+  'preview.show': 'Ver {path} como está agora',
+  'preview.failed': 'Não foi possível abrir {path}: {error}',
+  'preview.size': '{size} bytes',
+  'preview.label': 'Conteúdo de {path}',
+  'preview.truncated': 'Só o início do arquivo é mostrado.',
 } satisfies Messages;

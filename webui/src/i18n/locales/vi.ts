@@ -138,4 +138,14 @@ export default {
   'media.open': 'Mở {name} ở kích thước đầy đủ',
   'media.download': 'Tải xuống',
   'media.close': 'Đóng hình ảnh',
+
+  'diff.count': '+{added} −{removed} dòng',
+  'diff.more': 'Chỉ hiện {count} dòng đầu của mỗi bên.',
+  'diff.title': 'Thay đổi',
+
+  'preview.show': 'Xem {path} ở trạng thái hiện tại',
+  'preview.failed': 'Không mở được {path}: {error}',
+  'preview.size': '{size} byte',
+  'preview.label': 'Nội dung của {path}',
+  'preview.truncated': 'Chỉ hiện phần đầu của tệp.',
 } satisfies Messages;

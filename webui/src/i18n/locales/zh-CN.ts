@@ -137,4 +137,14 @@ export default {
   'media.open': '以原始大小打开 {name}',
   'media.download': '下载',
   'media.close': '关闭图片',
+
+  'diff.count': '+{added} −{removed} 行',
+  'diff.more': '每一侧只显示前 {count} 行。',
+  'diff.title': '改动',
+
+  'preview.show': '查看 {path} 的当前内容',
+  'preview.failed': '无法打开 {path}：{error}',
+  'preview.size': '{size} 字节',
+  'preview.label': '{path} 的内容',
+  'preview.truncated': '只显示文件的开头部分。',
 } satisfies Messages;

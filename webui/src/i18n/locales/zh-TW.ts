@@ -137,4 +137,14 @@ export default {
   'media.open': '以原始大小開啟 {name}',
   'media.download': '下載',
   'media.close': '關閉圖片',
+
+  'diff.count': '+{added} −{removed} 行',
+  'diff.more': '每一側只顯示前 {count} 行。',
+  'diff.title': '變更',
+
+  'preview.show': '檢視 {path} 目前的內容',
+  'preview.failed': '無法開啟 {path}：{error}',
+  'preview.size': '{size} 位元組',
+  'preview.label': '{path} 的內容',
+  'preview.truncated': '只顯示檔案的開頭部分。',
 } satisfies Messages;
