@@ -436,6 +436,14 @@ describe.skipIf(!hasChromium)('WebUI chat quality of life in Chromium', () => {
     await preview.waitFor();
     expect(await preview.textContent()).toBe('line one\nline 2\nline three\n');
     expect(readFileSync(join(run.workspace, 'notes', 'plan.md'), 'utf8')).toBe('line one\nline 2\nline three\n');
+    // A long chat scrolls inside its own box: the page itself is never taller than the screen.
+    const pageHeight = () =>
+      page.evaluate(
+        () =>
+          (globalThis as unknown as { document: { documentElement: { scrollHeight: number } } }).document
+            .documentElement.scrollHeight,
+      );
+    expect(await pageHeight()).toBe(DESKTOP.height);
     expect(await shootAndScan(page, 'webui-chat-diff')).toEqual([]);
     await context.close();
   }, 120_000);
