@@ -326,6 +326,9 @@ describe.skipIf(!hasChromium)('WebUI chat quality of life in Chromium', () => {
     await page.keyboard.type('he');
     await expect.poll(() => options.first().textContent(), SETTLE).toMatch(/^\/help/);
     expect(await shootAndScan(page, 'webui-chat-palette')).toEqual([]);
+    await page.getByRole('button', { name: 'Use the dark theme' }).click();
+    await box.focus();
+    expect(await shootAndScan(page, 'webui-chat-palette-dark')).toEqual([]);
 
     // Escape closes it (the text stays); typing again opens it.
     await box.focus();
@@ -445,6 +448,8 @@ describe.skipIf(!hasChromium)('WebUI chat quality of life in Chromium', () => {
       );
     expect(await pageHeight()).toBe(DESKTOP.height);
     expect(await shootAndScan(page, 'webui-chat-diff')).toEqual([]);
+    await page.getByRole('button', { name: 'Use the dark theme' }).click();
+    expect(await shootAndScan(page, 'webui-chat-diff-dark')).toEqual([]);
     await context.close();
   }, 120_000);
 });
