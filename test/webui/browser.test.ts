@@ -166,13 +166,16 @@ describe.skipIf(!hasChromium)('WebUI in Chromium', () => {
     expect(await page.locator('[data-testid="tool-card"] .tool-name').textContent()).toBe('read_file');
     expect(await page.locator('[data-testid="assistant-message"]', { hasText: 'Second chat answer.' }).count()).toBe(0);
 
-    // Rename the second chat, then delete it (after confirming).
+    // Rename the second chat, then delete it (after confirming in the page's own dialog).
     await page.getByRole('button', { name: 'Rename A second question' }).click();
     await page.getByLabel('New title').fill('Renamed chat');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.locator('.sessions .session-open', { hasText: 'Renamed chat' }).waitFor();
-    page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Delete Renamed chat' }).click();
+    await page
+      .getByRole('dialog', { name: 'Delete chat' })
+      .getByRole('button', { name: 'Delete', exact: true })
+      .click();
     await expect.poll(() => sessions.count()).toBe(1);
 
     // A reload re-opens the chat that was open, from its transcript (nanobot's webui-thread), tool card and all.

@@ -69,6 +69,12 @@ describe.skipIf(!hasChromium)('WebUI errors and plain text in Chromium', () => {
     expect(await error.getAttribute('role')).toBe('alert');
     expect(await error.locator('.note-text').textContent()).toContain('Incorrect API key provided');
     expect(await error.locator('.note-hint').textContent()).toContain('providers.custom.apiKey');
+    // Titled by its class, the setting to fix set as code, and the page where it is fixed linked.
+    expect(await error.locator('.note-title').textContent()).toBe('The provider did not accept the API key');
+    expect(await error.locator('.note-hint code').first().textContent()).toBe('providers.custom.apiKey');
+    expect(await error.getByRole('link', { name: 'Open model settings' }).getAttribute('href')).toBe(
+      '#settings/models',
+    );
     // Not rendered as an ordinary Markdown answer.
     expect(await page.locator('.markdown', { hasText: 'Incorrect API key' }).count()).toBe(0);
     // The turn is over: the send button is back.

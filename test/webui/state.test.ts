@@ -125,7 +125,7 @@ describe('WebUI chat state', () => {
     expect(state.items).toEqual([expect.objectContaining({ kind: 'assistant', done: true })]);
   });
 
-  it('an error frame ends the turn with an error note carrying its hint', () => {
+  it('an error frame ends the turn with an error note carrying its hint and its kind', () => {
     let state = addUserMessage(emptyChat, 'hi', []);
     state = apply(state, {
       event: 'error',
@@ -143,6 +143,7 @@ describe('WebUI chat state', () => {
         text: 'invalid x-api-key',
         tone: 'error',
         hint: 'Check providers.custom.apiKey in the config.',
+        kind: 'auth',
       },
     ]);
   });

@@ -10,6 +10,7 @@ import { ChatView } from './components/ChatView.js';
 import { Composer } from './components/Composer.js';
 import { Icon } from './components/Icon.js';
 import { type ChatRow, Sidebar } from './components/Sidebar.js';
+import type { SlashCommand } from './components/SlashPalette.js';
 import { StatusPanel } from './components/StatusPanel.js';
 import { useI18n } from './i18n/react.js';
 import type { SettingsClient } from './settings/client.js';
@@ -30,6 +31,7 @@ function chatRows(rows: SessionListRow[], sidebar: SidebarStateView | null, unti
     .map((row) => ({
       chat_id: row.key.slice(KEY_PREFIX.length),
       title: sidebar?.title_overrides[row.key] || row.title || row.preview || untitled,
+      preview: row.preview ?? '',
       updated_at: row.updated_at ?? '',
     }));
 }
@@ -95,6 +97,8 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
   const [prefill, setPrefill] = useState<{ text: string; at: number } | undefined>();
   const socket = useRef<ChatSocket | null>(null);
   const wantsNewChat = useRef(false);
+  /** An edit's fork is on its way: the source chat, and the question that goes back into the composer. */
+  const pendingFork = useRef<{ source: string; text: string } | null>(null);
   const activeRef = useRef<string | null>(null);
   activeRef.current = active;
 
@@ -132,9 +136,18 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
           wantsNewChat.current = false;
           setChats((all) => ({ ...all, [frame.chat_id]: all[frame.chat_id] ?? emptyChat }));
           setActive(frame.chat_id);
+        } else if (pendingFork.current && frame.chat_id !== pendingFork.current.source) {
+          // The fork holds the chat up to the edited question; the question waits in the composer.
+          const { text } = pendingFork.current;
+          pendingFork.current = null;
+          setActive(frame.chat_id);
+          void loadHistory(frame.chat_id, true);
+          setPrefill({ text, at: Date.now() });
         }
         return;
       }
+      // A refused fork is an error with no chat id: the edit is off.
+      if (frame.event === 'error' && !frame.chat_id) pendingFork.current = null;
       const chatId = 'chat_id' in frame && frame.chat_id ? frame.chat_id : activeRef.current;
       if (!chatId) return;
       setChats((all) => ({ ...all, [chatId]: applyFrame(all[chatId] ?? emptyChat, frame) }));
@@ -142,7 +155,7 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
       // The gateway says when a chat's row changed (after each turn, a new chat, a rename elsewhere).
       if (frame.event === 'session_updated') void refreshSessions();
     },
-    [refreshSessions],
+    [refreshSessions, loadHistory],
   );
 
   // One connection for the page's lifetime.
@@ -222,6 +235,15 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
     if (active) localStorage.setItem(ACTIVE_KEY, active);
   }, [active]);
 
+  // The slash commands this gateway runs, for the composer's palette (none offered if the list cannot load).
+  const [commands, setCommands] = useState<SlashCommand[]>([]);
+  useEffect(() => {
+    api
+      .get<{ commands: SlashCommand[] }>('commands')
+      .then((body) => setCommands(Array.isArray(body.commands) ? body.commands : []))
+      .catch(() => setCommands([]));
+  }, [api]);
+
   const send = async (text: string, files: File[]) => {
     const chatId = active;
     if (!chatId || !socket.current) throw new Error(t('app.notConnected'));
@@ -251,7 +273,8 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
     }));
     if (!sessions.some((row) => row.chat_id === chatId)) {
       const title = text.slice(0, 60) || uploads[0]?.name || t('sidebar.newChat');
-      setPending((list) => [{ chat_id: chatId, title, updated_at: new Date().toISOString() }, ...list]);
+      const row = { chat_id: chatId, title, preview: text, updated_at: new Date().toISOString() };
+      setPending((list) => [row, ...list]);
     }
   };
 
@@ -265,6 +288,35 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
         webui: true,
       });
     }
+  };
+
+  /** Asks the chat's last question again (its files are not sent twice: the answer already has them). */
+  const retry = () => {
+    const chatId = active;
+    const last = chatId ? chats[chatId]?.items.findLast((item) => item.kind === 'user' && item.text) : undefined;
+    if (!chatId || last?.kind !== 'user') return;
+    send(last.text, []).catch((err: Error) =>
+      setChats((all) => ({
+        ...all,
+        [chatId]: applyFrame(all[chatId] ?? emptyChat, { event: 'error', detail: err.message }),
+      })),
+    );
+  };
+
+  /**
+   * Edits a question as nanobot's WebUI does: a fork of the chat up to just before it (nanobot's `fork_chat`; the
+   * original chat stays as it was), opened with the question back in the composer to change and send.
+   */
+  const edit = (userIndex: number, text: string) => {
+    if (!active || !socket.current) return;
+    pendingFork.current = { source: active, text };
+    socket.current.send({
+      type: 'fork_chat',
+      source_chat_id: active,
+      before_user_index: userIndex,
+      title: t('message.forkTitle', { title: chatTitle }),
+    });
+    setDrawer(false);
   };
 
   /** A rename is a title override in nanobot's sidebar state (the session itself is not touched). */
@@ -281,23 +333,20 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
     setSidebar(stored as SidebarStateView);
   };
 
-  const remove = async (chatId: string) => {
+  /** 0 once deleted; else how many automations keep the chat (the gateway asks before it deletes them too). */
+  const remove = async (chatId: string, withAutomations: boolean): Promise<number> => {
     if (!socket.current) throw new Error(t('app.notConnected'));
     const key = sessionKeyOf(chatId);
-    const answer = (await socket.current.request('session.delete', { key })) as {
-      blocked_by_automations?: boolean;
-      automations?: unknown[];
-    };
-    // The gateway keeps a chat its automations answer in until the user agrees to delete them too.
-    if (answer.blocked_by_automations) {
-      const count = answer.automations?.length ?? 0;
-      if (!window.confirm(t('sidebar.confirmDeleteAutomations', { count }))) return;
-      await socket.current.request('session.delete', { key, delete_automations: true });
-    }
+    const answer = (await socket.current.request('session.delete', {
+      key,
+      ...(withAutomations ? { delete_automations: true } : {}),
+    })) as { blocked_by_automations?: boolean; automations?: unknown[] };
+    if (answer.blocked_by_automations) return Math.max(1, answer.automations?.length ?? 0);
     setPending((list) => list.filter((row) => row.chat_id !== chatId));
     setChats(({ [chatId]: _gone, ...rest }) => rest);
     await refreshSessions();
     if (chatId === active) newChat();
+    return 0;
   };
 
   const chat = (active && chats[active]) || emptyChat;
@@ -376,13 +425,20 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
           </Suspense>
         ) : (
           <>
-            <ChatView chat={chat} onSuggest={(text) => setPrefill({ text, at: Date.now() })} />
+            <ChatView
+              chat={chat}
+              onSuggest={(text) => setPrefill({ text, at: Date.now() })}
+              onRetry={retry}
+              onEdit={edit}
+              onPreview={active ? (path) => api.filePreview(active, path) : undefined}
+            />
             <Composer
               busy={chat.busy}
               disabled={connection !== 'open' || !active}
               onSend={send}
               onStop={stop}
               prefill={prefill}
+              commands={commands}
             />
           </>
         )}

@@ -36,6 +36,14 @@ export function forgetToken(): void {
   localStorage.removeItem(TOKEN_KEY);
 }
 
+/** What `file-preview` answers (the fields the chat shows). */
+export interface FilePreviewBody {
+  display_path: string;
+  content: string;
+  size: number;
+  truncated: boolean;
+}
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -106,6 +114,12 @@ export class Api {
       if (err instanceof ApiError && err.status === 404) return null;
       throw err;
     }
+  }
+
+  /** The start of a workspace file the agent wrote (nanobot's file-preview; confined to the workspace). */
+  filePreview(chatId: string, path: string): Promise<FilePreviewBody> {
+    const key = encodeURIComponent(sessionKeyOf(chatId));
+    return this.call(`/api/sessions/${key}/file-preview?path=${encodeURIComponent(path)}`);
   }
 
   sidebarState(): Promise<SidebarStateView> {

@@ -5,6 +5,9 @@ import { I18nProvider, startingTranslator } from './i18n/react.js';
 import './styles/base.css';
 import './styles/chat.css';
 import './styles/panels.css';
+import './styles/qol.css';
+// The dialogs' and fields' look, shared with the settings pages (the chat's rename/delete dialogs use them too).
+import './settings/settings.css';
 
 const root = document.getElementById('root');
 if (root) {

@@ -92,19 +92,23 @@ export function renderMarkdown(text: string): string {
 
 /** Copies the code of the block whose copy button was clicked (one listener for the whole chat). */
 export async function copyCodeFrom(button: HTMLElement): Promise<void> {
-  const code = button.closest('.code-block')?.querySelector('code')?.textContent ?? '';
+  await copyText(button.closest('.code-block')?.querySelector('code')?.textContent ?? '');
+  button.textContent = t('chat.copied');
+  setTimeout(() => {
+    button.textContent = t('chat.copy');
+  }, 1500);
+}
+
+/** Text to the clipboard; where the Clipboard API is refused (plain http on another host), the old way. */
+export async function copyText(text: string): Promise<void> {
   try {
-    await navigator.clipboard.writeText(code);
+    await navigator.clipboard.writeText(text);
   } catch {
     const area = document.createElement('textarea');
-    area.value = code;
+    area.value = text;
     document.body.append(area);
     area.select();
     document.execCommand('copy');
     area.remove();
   }
-  button.textContent = t('chat.copied');
-  setTimeout(() => {
-    button.textContent = t('chat.copy');
-  }, 1500);
 }

@@ -14,8 +14,11 @@ export type Block =
       isError?: boolean;
       done: boolean;
     }
-  /** `hint`: what to do about an error (`Check providers.openai.apiKey …`). */
-  | { type: 'note'; id: string; text: string; tone: 'hint' | 'error'; hint?: string };
+  /**
+   * `hint`: what to do about an error (`Check providers.openai.apiKey …`); `kind`: the error's class (`auth`,
+   * `rate_limit`, `network`, … as the gateway names it), which picks the note's title and its settings link.
+   */
+  | { type: 'note'; id: string; text: string; tone: 'hint' | 'error'; hint?: string; kind?: string };
 
 export type Item =
   | { kind: 'user'; id: string; text: string; media: string[] }
@@ -78,6 +81,12 @@ export function fromThread(messages: readonly ThreadMessage[]): ChatState {
     }
     if (message.reasoning) blocks.push({ type: 'reasoning', id: nextId('r'), text: message.reasoning, done: true });
     if (message.content) blocks.push({ type: 'text', id: message.id, text: message.content, done: true });
+    // Files the agent sent, from their signed URLs (a reload shows the picture it showed live).
+    for (const file of message.media ?? []) {
+      if (!file.url) continue;
+      const kind = file.kind === 'image' || file.kind === 'video' ? file.kind : 'file';
+      current().media.push({ url: file.url, name: file.name ?? 'file', kind });
+    }
   }
   return { items, busy: false };
 }
@@ -148,6 +157,7 @@ export function applyFrame(state: ChatState, frame: ServerFrame): ChatState {
         text: frame.detail,
         tone: 'error',
         ...(frame.hint ? { hint: frame.hint } : {}),
+        ...(frame.kind ? { kind: frame.kind } : {}),
       };
       return updateTurn(state, (blocks) => [...blocks, note], undefined, false);
     }

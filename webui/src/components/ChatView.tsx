@@ -2,11 +2,24 @@ import { useEffect, useRef } from 'react';
 import { useI18n } from '../i18n/react.js';
 import { copyCodeFrom } from '../markdown.js';
 import type { ChatState, Item } from '../state.js';
-import { MediaList, ReasoningCard, ToolCard } from './Blocks.js';
+import { MediaList, type PreviewFile, ReasoningCard, ToolCard } from './Blocks.js';
+import { ErrorNote } from './ErrorNote.js';
 import { Icon } from './Icon.js';
 import { Markdown } from './Markdown.js';
+import { AssistantActions, UserActions } from './MessageActions.js';
 
-export function ChatView({ chat, onSuggest }: { chat: ChatState; onSuggest: (text: string) => void }) {
+export interface ChatViewProps {
+  chat: ChatState;
+  onSuggest(text: string): void;
+  /** Sends the chat's last question again. */
+  onRetry(): void;
+  /** Edit a question: `userIndex` counts the chat's questions from 0 (the fork point), `text` goes to the composer. */
+  onEdit(userIndex: number, text: string): void;
+  /** Loads a file an edit tool wrote, for its card's preview. */
+  onPreview?: PreviewFile;
+}
+
+export function ChatView({ chat, onSuggest, onRetry, onEdit, onPreview }: ChatViewProps) {
   const { t } = useI18n();
   const end = useRef<HTMLDivElement>(null);
   const scroller = useRef<HTMLDivElement>(null);
@@ -54,8 +67,16 @@ export function ChatView({ chat, onSuggest }: { chat: ChatState; onSuggest: (tex
   return (
     <div className="chat" ref={scroller} onScroll={onScroll}>
       <div className="thread" role="log" aria-label={t('chat.conversation')} aria-live="off">
-        {chat.items.map((item) => (
-          <ItemView key={item.id} item={item} />
+        {chat.items.map((item, index) => (
+          <ItemView
+            key={item.id}
+            item={item}
+            // Retry belongs to the last answer only, once its turn is over.
+            onRetry={!chat.busy && index === chat.items.length - 1 ? onRetry : undefined}
+            onEdit={chat.busy ? undefined : onEdit}
+            userIndex={questionsBefore(chat, index)}
+            onPreview={onPreview}
+          />
         ))}
         {chat.busy && lastIsUser(chat) && (
           <div className="msg assistant">
@@ -79,8 +100,25 @@ function lastIsUser(chat: ChatState): boolean {
   return chat.items.at(-1)?.kind === 'user';
 }
 
-function ItemView({ item }: { item: Item }) {
+/**
+ * How many of the chat's questions come before item `index` (the gateway's `before_user_index`). Slash commands
+ * are answered outside the conversation and never stored in it, so they are not counted.
+ */
+function questionsBefore(chat: ChatState, index: number): number {
+  return chat.items.slice(0, index).filter((item) => item.kind === 'user' && !item.text.startsWith('/')).length;
+}
+
+interface ItemViewProps {
+  item: Item;
+  onRetry: (() => void) | undefined;
+  onEdit: ((userIndex: number, text: string) => void) | undefined;
+  userIndex: number;
+  onPreview: PreviewFile | undefined;
+}
+
+function ItemView({ item, onRetry, onEdit, userIndex, onPreview }: ItemViewProps) {
   if (item.kind === 'user') {
+    const editable = onEdit && item.text && !item.text.startsWith('/');
     return (
       <div className="msg user" data-testid="user-message">
         <div className="bubble">
@@ -95,9 +133,13 @@ function ItemView({ item }: { item: Item }) {
             </div>
           )}
         </div>
+        {item.text && (
+          <UserActions text={item.text} onEdit={editable ? () => onEdit(userIndex, item.text) : undefined} />
+        )}
       </div>
     );
   }
+  const failed = item.blocks.some((block) => block.type === 'note' && block.tone === 'error');
   return (
     <div className={`msg assistant${item.done ? '' : ' streaming'}`} data-testid="assistant-message">
       {item.blocks.map((block) => {
@@ -105,17 +147,12 @@ function ItemView({ item }: { item: Item }) {
           case 'reasoning':
             return <ReasoningCard key={block.id} block={block} />;
           case 'tool':
-            return <ToolCard key={block.id} block={block} />;
+            return <ToolCard key={block.id} block={block} preview={onPreview} />;
           case 'note':
+            if (block.tone === 'error') return <ErrorNote key={block.id} block={block} onRetry={onRetry} />;
             return (
-              <div
-                key={block.id}
-                className={`note ${block.tone}`}
-                role={block.tone === 'error' ? 'alert' : undefined}
-                data-testid={block.tone === 'error' ? 'error-note' : undefined}
-              >
+              <div key={block.id} className="note hint">
                 <div className="note-text">{block.text}</div>
-                {block.hint && <div className="note-hint">{block.hint}</div>}
               </div>
             );
           default:
@@ -131,6 +168,7 @@ function ItemView({ item }: { item: Item }) {
         }
       })}
       {item.media.length > 0 && <MediaList media={item.media} />}
+      {item.done && <AssistantActions item={item} onRetry={failed ? undefined : onRetry} />}
     </div>
   );
 }

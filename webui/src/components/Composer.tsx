@@ -1,6 +1,7 @@
 import { type FormEvent, type KeyboardEvent, useEffect, useRef, useState } from 'react';
 import { useI18n } from '../i18n/react.js';
 import { Icon } from './Icon.js';
+import { optionId, PALETTE_ID, paletteMatches, type SlashCommand, SlashPalette } from './SlashPalette.js';
 
 export interface ComposerProps {
   busy: boolean;
@@ -10,11 +11,13 @@ export interface ComposerProps {
   onStop(): void;
   /** Text put in from outside (a suggestion). */
   prefill?: { text: string; at: number };
+  /** The gateway's slash commands, offered while the message starts with `/`. */
+  commands?: readonly SlashCommand[];
 }
 
 const MAX_FILES = 10;
 
-export function Composer({ busy, disabled, onSend, onStop, prefill }: ComposerProps) {
+export function Composer({ busy, disabled, onSend, onStop, prefill, commands = [] }: ComposerProps) {
   const { t } = useI18n();
   const [text, setText] = useState('');
   const [files, setFiles] = useState<File[]>([]);
@@ -36,15 +39,29 @@ export function Composer({ busy, disabled, onSend, onStop, prefill }: ComposerPr
     el.style.height = `${Math.min(el.scrollHeight, 220)}px`;
   };
 
-  const canSend = !disabled && !sending && (text.trim() !== '' || files.length > 0);
+  // The palette: open while the draft is `/name`, unless Escape closed it for this very draft.
+  const [activeOption, setActiveOption] = useState(0);
+  const [dismissed, setDismissed] = useState<string | null>(null);
+  const matches = dismissed === text ? null : paletteMatches(commands, text);
+  const paletteOpen = matches !== null && commands.length > 0;
 
-  const submit = async (event?: FormEvent) => {
+  const hasContent = text.trim() !== '' || files.length > 0;
+  const canSend = !disabled && !sending && hasContent;
+  // Enter pressed while the page is still connecting (or reconnecting) is not lost: the message goes once it can.
+  const [waiting, setWaiting] = useState(false);
+
+  const submit = async (event?: FormEvent, override?: string) => {
     event?.preventDefault();
-    if (!canSend) return;
+    const content = override ?? text;
+    if (!canSend && override === undefined) {
+      setWaiting(disabled && !sending && hasContent);
+      return;
+    }
+    setWaiting(false);
     setSending(true);
     setProblem(null);
     try {
-      await onSend(text.trim(), files);
+      await onSend(content.trim(), files);
       setText('');
       setFiles([]);
       if (area.current) area.current.style.height = 'auto';
@@ -56,7 +73,54 @@ export function Composer({ busy, disabled, onSend, onStop, prefill }: ComposerPr
     }
   };
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: only the moment the composer becomes usable matters.
+  useEffect(() => {
+    if (waiting && !disabled) void submit();
+  }, [waiting, disabled]);
+
+  const edit = (value: string) => {
+    setText(value);
+    setActiveOption(0);
+    if (value !== dismissed) setDismissed(null);
+  };
+
+  /** A command taking arguments goes into the box to finish; one without is sent (Tab only fills it in). */
+  const pick = (command: SlashCommand, send: boolean) => {
+    if (send && !command.accepts_args && !disabled && !sending) {
+      void submit(undefined, command.command);
+      return;
+    }
+    edit(command.accepts_args ? `${command.command} ` : command.command);
+    if (!command.accepts_args) setDismissed(command.command);
+    area.current?.focus();
+  };
+
+  const onPaletteKey = (event: KeyboardEvent<HTMLTextAreaElement>, options: SlashCommand[]): boolean => {
+    const count = options.length;
+    if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+      if (count) setActiveOption((activeOption + (event.key === 'ArrowDown' ? 1 : count - 1)) % count);
+      return true;
+    }
+    if (event.key === 'Escape') {
+      setDismissed(text);
+      // The palette takes this Escape: nothing else (a drawer, a panel) closes with it.
+      event.stopPropagation();
+      return true;
+    }
+    const chosen = options[Math.min(activeOption, count - 1)];
+    if ((event.key === 'Enter' && !event.shiftKey) || event.key === 'Tab') {
+      if (!chosen) return event.key === 'Enter';
+      pick(chosen, event.key === 'Enter');
+      return true;
+    }
+    return false;
+  };
+
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (paletteOpen && matches && !event.nativeEvent.isComposing && onPaletteKey(event, matches)) {
+      event.preventDefault();
+      return;
+    }
     if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
       event.preventDefault();
       void submit();
@@ -86,6 +150,13 @@ export function Composer({ busy, disabled, onSend, onStop, prefill }: ComposerPr
             </li>
           ))}
         </ul>
+      )}
+      {paletteOpen && matches && (
+        <SlashPalette
+          matches={matches}
+          active={Math.min(activeOption, Math.max(0, matches.length - 1))}
+          onPick={(command) => pick(command, false)}
+        />
       )}
       <div className="composer-row">
         <button
@@ -123,8 +194,13 @@ export function Composer({ busy, disabled, onSend, onStop, prefill }: ComposerPr
           value={text}
           placeholder={disabled ? t('composer.connecting') : t('composer.placeholder')}
           title={t('composer.keys')}
+          aria-autocomplete="list"
+          aria-controls={paletteOpen && matches?.length ? PALETTE_ID : undefined}
+          aria-activedescendant={
+            paletteOpen && matches?.length ? optionId(Math.min(activeOption, matches.length - 1)) : undefined
+          }
           onChange={(event) => {
-            setText(event.target.value);
+            edit(event.target.value);
             resize(event.target);
           }}
           onKeyDown={onKeyDown}

@@ -1,13 +1,27 @@
-import { type FormEvent, useEffect, useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useI18n } from '../i18n/react.js';
+import { DeleteDialog, RenameDialog } from './ChatDialogs.js';
 import { Icon } from './Icon.js';
 import { LanguagePicker } from './LanguagePicker.js';
 
-/** A chat in the list: its id, the title shown (a rename, its first message, or "New chat"), when it last moved. */
+/**
+ * A chat in the list: its id, the title shown (a rename, its first message, or "New chat"), the gateway's preview of
+ * its text (searched too), when it last moved.
+ */
 export interface ChatRow {
   chat_id: string;
   title: string;
+  preview: string;
   updated_at: string;
+}
+
+/** The rows whose title or preview holds the query (any case); all of them for an empty query. */
+export function matchingRows(rows: readonly ChatRow[], query: string): ChatRow[] {
+  const wanted = query.trim().toLocaleLowerCase();
+  if (!wanted) return [...rows];
+  return rows.filter(
+    (row) => row.title.toLocaleLowerCase().includes(wanted) || row.preview.toLocaleLowerCase().includes(wanted),
+  );
 }
 
 export interface SidebarProps {
@@ -19,7 +33,8 @@ export interface SidebarProps {
   onNew(): void;
   onSelect(chatId: string): void;
   onRename(chatId: string, title: string): Promise<void>;
-  onDelete(chatId: string): Promise<void>;
+  /** Resolves with how many automations keep the chat (nothing deleted yet), or 0 once it is gone. */
+  onDelete(chatId: string, withAutomations: boolean): Promise<number>;
   onClose(): void;
 }
 
@@ -28,15 +43,37 @@ export function Sidebar(props: SidebarProps) {
   const { sessions, active, open, onClose } = props;
   const { t } = useI18n();
   const drawer = useRef<HTMLElement>(null);
-  // Escape closes the drawer; opening it puts the keyboard's focus on it (on the drawer itself, not its first button:
-  // the Enter that opened it would otherwise also press that button).
+  const newButton = useRef<HTMLButtonElement>(null);
+  const [renaming, setRenaming] = useState<ChatRow | null>(null);
+  const [deleting, setDeleting] = useState<ChatRow | null>(null);
+  const [query, setQuery] = useState('');
+  const shown = matchingRows(sessions, query);
+  const searching = query.trim() !== '';
+  // Escape closes the drawer (unless a dialog in it takes the Escape); opening it puts the keyboard's focus on it
+  // (on the drawer itself, not its first button: the Enter that opened it would otherwise also press that button).
   useEffect(() => {
     if (!open) return;
     drawer.current?.focus();
-    const onKey = (event: KeyboardEvent) => event.key === 'Escape' && onClose();
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key === 'Escape' && !drawer.current?.querySelector('dialog[open]')) onClose();
+    };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
   }, [open, onClose]);
+  // After a delete the row and the button that opened the dialog are gone: once the dialog has closed (its effect
+  // runs before this one), focus goes to a control that stays instead of being dropped on the page.
+  const refocus = useRef(false);
+  useEffect(() => {
+    if (deleting === null && refocus.current) {
+      refocus.current = false;
+      newButton.current?.focus();
+    }
+  }, [deleting]);
+  const deleted = async (chatId: string, withAutomations: boolean) => {
+    const blocked = await props.onDelete(chatId, withAutomations);
+    if (blocked === 0) refocus.current = true;
+    return blocked;
+  };
   return (
     <>
       {open && <button type="button" className="scrim" aria-label={t('sidebar.close')} onClick={onClose} />}
@@ -45,20 +82,51 @@ export function Sidebar(props: SidebarProps) {
           <span className="brand">
             <Icon name="bot" className="brand-icon" /> nanobot
           </span>
-          <button type="button" className="new-chat" onClick={props.onNew}>
+          <button ref={newButton} type="button" className="new-chat" onClick={props.onNew}>
             <Icon name="plus" /> {t('sidebar.newChat')}
           </button>
         </div>
-        <ul className="sessions">
+        {sessions.length > 0 && (
+          <search className="sidebar-search">
+            <label htmlFor="chat-search" className="sr-only">
+              {t('search.label')}
+            </label>
+            <Icon name="search" className="search-icon" />
+            <input
+              id="chat-search"
+              className="chat-search-input"
+              type="search"
+              value={query}
+              placeholder={t('search.placeholder')}
+              autoComplete="off"
+              aria-describedby={searching ? 'chat-search-count' : undefined}
+              onChange={(event) => setQuery(event.target.value)}
+              onKeyDown={(event) => {
+                // Escape empties the search first (and leaves the phone drawer open); a second one closes it.
+                if (event.key === 'Escape' && query) {
+                  event.stopPropagation();
+                  setQuery('');
+                }
+              }}
+            />
+          </search>
+        )}
+        <div id="chat-search-count" className="sr-only" role="status">
+          {searching ? t('search.count', { count: shown.length }) : ''}
+        </div>
+        <ul className="sessions" aria-label={searching ? t('search.results') : undefined}>
           {sessions.length === 0 && <li className="sessions-empty">{t('sidebar.empty')}</li>}
-          {sessions.map((row) => (
+          {sessions.length > 0 && shown.length === 0 && (
+            <li className="sessions-empty">{t('search.none', { query: query.trim() })}</li>
+          )}
+          {shown.map((row) => (
             <SessionItem
               key={row.chat_id}
               row={row}
               current={row.chat_id === active}
               onSelect={props.onSelect}
-              onRename={props.onRename}
-              onDelete={props.onDelete}
+              onRename={() => setRenaming(row)}
+              onDelete={() => setDeleting(row)}
             />
           ))}
         </ul>
@@ -68,65 +136,23 @@ export function Sidebar(props: SidebarProps) {
           </a>
           <LanguagePicker className="sidebar-language" />
         </div>
+        <RenameDialog row={renaming} onSave={props.onRename} onClose={() => setRenaming(null)} />
+        <DeleteDialog row={deleting} onDelete={deleted} onClose={() => setDeleting(null)} />
       </nav>
     </>
   );
 }
 
-interface SessionItemProps extends Pick<SidebarProps, 'onSelect' | 'onRename' | 'onDelete'> {
+interface SessionItemProps {
   row: ChatRow;
   current: boolean;
+  onSelect(chatId: string): void;
+  onRename(): void;
+  onDelete(): void;
 }
 
 function SessionItem({ row, current, onSelect, onRename, onDelete }: SessionItemProps) {
   const { t, ago } = useI18n();
-  const [editing, setEditing] = useState(false);
-  const [title, setTitle] = useState(row.title);
-  const [error, setError] = useState<string | null>(null);
-
-  const saveTitle = async (event: FormEvent) => {
-    event.preventDefault();
-    try {
-      await onRename(row.chat_id, title.trim());
-      setEditing(false);
-      setError(null);
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
-  const remove = async () => {
-    if (!window.confirm(t('sidebar.confirmDelete', { title: row.title }))) return;
-    try {
-      await onDelete(row.chat_id);
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
-
-  if (editing) {
-    return (
-      <li className="session editing">
-        <form onSubmit={saveTitle}>
-          <label className="sr-only" htmlFor={`rename-${row.chat_id}`}>
-            {t('sidebar.newTitle')}
-          </label>
-          <input
-            id={`rename-${row.chat_id}`}
-            value={title}
-            maxLength={120}
-            // biome-ignore lint/a11y/noAutofocus: the user just asked to rename this chat.
-            autoFocus
-            onChange={(event) => setTitle(event.target.value)}
-            onKeyDown={(event) => event.key === 'Escape' && setEditing(false)}
-          />
-          <button type="submit" className="save-title">
-            {t('sidebar.save')}
-          </button>
-        </form>
-        {error && <div className="session-error">{error}</div>}
-      </li>
-    );
-  }
   return (
     <li className={`session${current ? ' active' : ''}`}>
       <button
@@ -143,11 +169,9 @@ function SessionItem({ row, current, onSelect, onRename, onDelete }: SessionItem
           type="button"
           className="icon-button small"
           aria-label={t('sidebar.renameChat', { title: row.title })}
+          aria-haspopup="dialog"
           title={t('sidebar.rename')}
-          onClick={() => {
-            setTitle(row.title);
-            setEditing(true);
-          }}
+          onClick={onRename}
         >
           <Icon name="pencil" />
         </button>
@@ -155,13 +179,13 @@ function SessionItem({ row, current, onSelect, onRename, onDelete }: SessionItem
           type="button"
           className="icon-button small"
           aria-label={t('sidebar.deleteChat', { title: row.title })}
+          aria-haspopup="dialog"
           title={t('sidebar.delete')}
-          onClick={() => void remove()}
+          onClick={onDelete}
         >
           <Icon name="trash" />
         </button>
       </span>
-      {error && <div className="session-error">{error}</div>}
     </li>
   );
 }

@@ -104,6 +104,52 @@ const en = {
   'settings.retry': 'Try again',
   'settings.cancel': 'Cancel',
   'settings.secretKeep': 'Saved ({hint}). Leave empty to keep it.',
+
+  'dialog.renameTitle': 'Rename chat',
+  'dialog.renameHelp': 'Leave it empty to go back to the chat’s own title.',
+  'dialog.deleteTitle': 'Delete chat',
+  'dialog.deleteWithAutomations': 'Delete chat and automations',
+
+  'error.auth': 'The provider did not accept the API key',
+  'error.quota': 'The provider account is out of credit',
+  'error.rateLimit': 'The provider is limiting requests',
+  'error.timeout': 'The model took too long to answer',
+  'error.network': 'Could not reach the model provider',
+  'error.server': 'The provider had an internal error',
+  'error.contextOverflow': 'The conversation is too long for the model',
+  'error.badRequest': 'The provider rejected the request',
+  'error.generic': 'Something went wrong',
+  'error.fix': 'How to fix:',
+  'error.openModels': 'Open model settings',
+  'message.retry': 'Ask again',
+  'message.edit': 'Edit this question',
+  'message.copyQuestion': 'Copy message',
+  'message.copyAnswer': 'Copy answer',
+  'message.forkTitle': '{title} (edited)',
+
+  'search.label': 'Search chats',
+  'search.placeholder': 'Search chats',
+  'search.count': 'Matching chats: {count}',
+  'search.results': 'Matching chats',
+  'search.none': 'No chat matches “{query}”',
+
+  'palette.label': 'Commands',
+  'palette.none': 'No command by that name.',
+  'palette.keys': '↑ ↓ to choose · Enter to run · Tab to fill in · Esc to close',
+
+  'media.open': 'Open {name} full size',
+  'media.download': 'Download',
+  'media.close': 'Close the picture',
+
+  'diff.count': '+{added} −{removed} lines',
+  'diff.more': 'Showing the first {count} lines of each side.',
+  'diff.title': 'Changes',
+
+  'preview.show': 'Show {path} as it is now',
+  'preview.failed': 'Could not open {path}: {error}',
+  'preview.size': '{size} bytes',
+  'preview.label': 'Contents of {path}',
+  'preview.truncated': 'Only the start of the file is shown.',
 } as const;
 
 export type MessageKey = keyof typeof en;
