@@ -4,6 +4,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import type { Client4 } from '@mattermost/client';
+import { checkSecureUrl } from '../../security/hosts.js';
 import { errorMessage, UserError } from '../../util/errors.js';
 import type { AttachmentKind, IncomingAttachment } from '../platform.js';
 import type { MattermostFileInfo } from './posts.js';
@@ -71,11 +72,32 @@ export function toAttachment(file: MattermostFileInfo, root: string, token: stri
   };
 }
 
+/**
+ * The token goes to the configured server only: a redirect elsewhere (a storage bucket's signed URL) is followed
+ * without it, and only to https (or this machine).
+ */
 async function download(url: string, token: string, signal: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
-  const response = await fetch(url, { headers: { Authorization: `Bearer ${token}` }, signal });
-  if (!response.ok || !response.body) throw new Error(`file download answered HTTP ${response.status}`);
-  return response.body as unknown as AsyncIterable<Uint8Array>;
+  const origin = new URL(url).origin;
+  let at = url;
+  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+    const sameServer = new URL(at).origin === origin;
+    const headers: Record<string, string> = sameServer ? { Authorization: `Bearer ${token}` } : {};
+    const response = await fetch(at, { headers, signal, redirect: 'manual' });
+    const location = response.headers.get('location');
+    if (response.status >= 300 && response.status < 400 && location) {
+      await response.body?.cancel().catch(() => undefined);
+      at = new URL(location, at).href;
+      const checked = checkSecureUrl(at);
+      if ('error' in checked) throw new Error(`refusing a file download redirect that ${checked.error}`);
+      continue;
+    }
+    if (!response.ok || !response.body) throw new Error(`file download answered HTTP ${response.status}`);
+    return response.body as unknown as AsyncIterable<Uint8Array>;
+  }
+  throw new Error(`the file download was redirected more than ${MAX_REDIRECTS} times`);
 }
+
+const MAX_REDIRECTS = 3;
 
 /** Uploads a local file into a channel; resolves to the file id a post then carries. */
 export async function uploadFile(client: Client4, channelId: string, path: string, name: string): Promise<string> {

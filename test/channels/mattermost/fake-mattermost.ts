@@ -76,6 +76,7 @@ export async function startFakeMattermost(options: { token?: string } = {}) {
   const posts = new Map<string, FakePost>();
   const files = new Map<string, FakeFile>();
   const calls: Call[] = [];
+  const redirects = new Map<string, string>();
   const typing: { channelId: string; parentId: string }[] = [];
   const sockets = new Set<Socket>();
   const live = new Set<{ ws: WebSocket; seq: number }>();
@@ -281,6 +282,11 @@ export async function startFakeMattermost(options: { token?: string } = {}) {
       return json(res, 201, { file_infos: infos, client_ids: [] });
     }
     const fileId = param(/^GET \/files\/([^/]+)$/);
+    const redirect = fileId === undefined ? undefined : redirects.get(fileId);
+    if (redirect) {
+      res.writeHead(302, { Location: redirect });
+      return void res.end();
+    }
     if (fileId !== undefined) {
       const file = files.get(fileId);
       if (!file) return fail(res, 404, 'Unable to find the file.');
@@ -360,6 +366,18 @@ export async function startFakeMattermost(options: { token?: string } = {}) {
       });
       if (!down) broadcastPost(post, input.user.username);
       return post.id;
+    },
+    /** Sends any event to every live connection (hostile or malformed ones included). */
+    injectEvent(event: string, data: Record<string, unknown>, broadcast: Record<string, unknown> = {}): void {
+      for (const connection of live) send(connection, event, data, broadcast);
+    },
+    /** GET /files/<id> answers with a redirect to `location`. */
+    redirectFile(id: string, location: string): void {
+      redirects.set(id, location);
+    },
+    /** Makes a channel known (its type and team) without a post, as a hostile event may name one. */
+    addChannel(id: string, type: FakeChannel['type'], teamId = TEAM_ID): void {
+      channelFor(id, type, teamId);
     },
     /** The bot's posts in a channel as users see them now (edits applied), oldest first. */
     messagesIn(channelId: string): FakePost[] {
