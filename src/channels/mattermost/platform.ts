@@ -21,6 +21,7 @@ import type {
   PlatformLink,
   ReplyTarget,
 } from '../platform.js';
+import { Directory } from './directory.js';
 import { type MattermostSdk, type MattermostSettings, serverRoot, websocketUrl } from './index.js';
 import {
   addressesAgent,
@@ -53,7 +54,6 @@ const CONNECT_TIMEOUT_MS = 30_000;
 const SDK_RETRY_MS = 3_600_000;
 /** Catching up starts this much before the connection was lost (clocks differ; duplicates are dropped). */
 const CATCH_UP_OVERLAP_MS = 60_000;
-const USER_CACHE_MS = 60 * 60_000;
 
 export interface MattermostPlatformOptions {
   sdk: MattermostSdk;
@@ -69,11 +69,6 @@ interface Connection {
   token: string;
   /** We closed it, or it is being replaced: its events and its close are not ours any more. */
   closing: boolean;
-}
-
-interface ChannelInfo {
-  type: string;
-  teamId: string;
 }
 
 export class MattermostPlatform implements ChatPlatform {
@@ -92,14 +87,12 @@ export class MattermostPlatform implements ChatPlatform {
   private bot: Bot = { id: '', username: '' };
   /** Kept across reconnects, so a new connection knows where each channel left off. */
   private readonly cursors = new ChannelCursors();
-  private readonly channels = new Map<string, ChannelInfo>();
-  private readonly users = new Map<string, { username?: string; name?: string; until: number }>();
+  private readonly directory = new Directory();
   private readonly threadsKnown = new RecentIds(5000);
   private readonly queues = new Map<string, Promise<void>>();
   private startedAt?: number;
   /** When (our clock) the last live connection ended: the next one catches up from there. */
   private lostAt?: number;
-  private userLookupWarned = false;
 
   constructor(private readonly options: MattermostPlatformOptions) {}
 
@@ -271,7 +264,7 @@ export class MattermostPlatform implements ChatPlatform {
     const direct = posted.channelType === 'D';
     if (direct && !settings.dm.enabled) return;
     if (!direct && settings.teamId) {
-      const teamId = posted.teamId || (await this.channelOf(connection, post.channel_id)).teamId;
+      const teamId = posted.teamId || (await this.directory.channel(connection.client, post.channel_id)).teamId;
       if (teamId !== settings.teamId) return;
     }
     const mentioned = direct || mentionsBot(post.message, this.bot, posted.mentions);
@@ -283,7 +276,7 @@ export class MattermostPlatform implements ChatPlatform {
     let text = withoutBotMention(post.message, this.bot);
     if (post.root_id && thread) text = await this.withThreadContext(connection, post, thread, text, link.log);
     if (thread) this.threadsKnown.seen(`${post.channel_id}:${thread}`);
-    const user = await this.userOf(connection, post.user_id, link.log);
+    const user = await this.directory.user(connection.client, post.user_id, link.log);
     const incoming: IncomingMessage = {
       id: post.id,
       chatId: post.channel_id,
@@ -328,7 +321,7 @@ export class MattermostPlatform implements ChatPlatform {
       );
       const names = new Map<string, string>();
       for (const id of new Set(Object.values(list.posts).map((p) => p.user_id))) {
-        const username = (await this.userOf(connection, id, log)).username;
+        const username = (await this.directory.user(connection.client, id, log)).username;
         if (username) names.set(id, username);
       }
       const lines = threadContextLines(list, this.bot, post.id, names).slice(-settings.threadContextLimit);
@@ -345,43 +338,6 @@ export class MattermostPlatform implements ChatPlatform {
     if (!post.file_ids?.length) return [];
     const infos = await withTimeout(connection.client.getFileInfosForPost(post.id), REQUEST_TIMEOUT_MS, 'file info');
     return infos.map((info) => ({ id: info.id, name: info.name, mime_type: info.mime_type, size: info.size }));
-  }
-
-  /** A user's username (for `@name` entries in allowFrom) and name, cached; unknown when the lookup fails. */
-  private async userOf(
-    connection: Connection,
-    userId: string,
-    log: Logger,
-  ): Promise<{ username?: string; name?: string }> {
-    const cached = this.users.get(userId);
-    if (cached && cached.until > Date.now())
-      return {
-        ...(cached.username ? { username: cached.username } : {}),
-        ...(cached.name ? { name: cached.name } : {}),
-      };
-    try {
-      const user = await withTimeout(connection.client.getUser(userId), REQUEST_TIMEOUT_MS, 'a user');
-      const name = [user.first_name, user.last_name].filter(Boolean).join(' ') || user.nickname || undefined;
-      this.users.set(userId, { username: user.username, ...(name ? { name } : {}), until: Date.now() + USER_CACHE_MS });
-      return { ...(user.username ? { username: user.username } : {}), ...(name ? { name } : {}) };
-    } catch (err) {
-      if (!this.userLookupWarned) {
-        this.userLookupWarned = true;
-        log.warn(
-          `cannot look up Mattermost users (${errorMessage(err)}); allowFrom entries must be user ids until it works`,
-        );
-      }
-      return {};
-    }
-  }
-
-  private async channelOf(connection: Connection, channelId: string): Promise<ChannelInfo> {
-    const known = this.channels.get(channelId);
-    if (known) return known;
-    const channel = await withTimeout(connection.client.getChannel(channelId), REQUEST_TIMEOUT_MS, 'a channel');
-    const info = { type: channel.type, teamId: channel.team_id ?? '' };
-    this.channels.set(channelId, info);
-    return info;
   }
 
   /**
@@ -401,7 +357,7 @@ export class MattermostPlatform implements ChatPlatform {
     const others = async () => {
       const channels = await withTimeout(connection.client.getAllTeamsChannels(), REQUEST_TIMEOUT_MS, 'channels');
       for (const channel of channels) {
-        this.channels.set(channel.id, { type: channel.type, teamId: channel.team_id ?? '' });
+        this.directory.remember(channel.id, channel);
         if (known.has(channel.id) || channel.last_post_at < since) continue;
         this.enqueue(channel.id, () => this.catchUpChannel(connection, link, channel.id, since), link.log);
       }
@@ -431,7 +387,7 @@ export class MattermostPlatform implements ChatPlatform {
       return;
     }
     if (posts.length === 0) return;
-    const info = await this.channelOf(connection, channelId).catch(() => ({ type: '', teamId: '' }));
+    const info = await this.directory.channel(connection.client, channelId).catch(() => ({ type: '', teamId: '' }));
     for (const post of posts) {
       this.cursors.saw(post);
       await this.deliver(connection, link, { post, channelType: info.type, teamId: info.teamId, mentions: [] });
