@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { checkSecureUrl } from '../../security/hosts.js';
 import { UserError } from '../../util/errors.js';
-import { defineChannel } from '../definition.js';
+import { defineChannel, type VerifyResult } from '../definition.js';
 import { channelSdk, channelSettingsSchema, idList, requireSetting } from '../settings.js';
 import { allowFromField, type ChannelSetup, GROUP_POLICIES, groupPolicyField } from '../setup.js';
 
@@ -111,6 +111,7 @@ export const mattermostChannel = defineChannel<MattermostSettings>({
     requireSetting('mattermost', 'token', settings.token, TOKEN_HINT);
     serverRoot(settings.serverUrl);
   },
+  verify: verifyToken,
   async createPlatform(settings, context) {
     const sdk: MattermostSdk = await channelSdk(
       'mattermost',
@@ -122,6 +123,39 @@ export const mattermostChannel = defineChannel<MattermostSettings>({
     return new MattermostPlatform({ sdk, settings, log: context.log });
   },
 });
+
+const VERIFY_TIMEOUT_MS = 4_000;
+
+/** GET /api/v4/users/me at the configured server: does it accept the token, and which account is it. */
+async function verifyToken(settings: MattermostSettings): Promise<VerifyResult> {
+  let response: Response;
+  try {
+    response = await fetch(`${serverRoot(settings.serverUrl)}/api/v4/users/me`, {
+      headers: { Authorization: `Bearer ${settings.token}` },
+      redirect: 'manual',
+      signal: AbortSignal.timeout(VERIFY_TIMEOUT_MS),
+    });
+  } catch {
+    return { status: 'warn', message: 'Could not reach the Mattermost server now. Try again later.' };
+  }
+  const me = z
+    .looseObject({ id: z.string(), username: z.string() })
+    .safeParse(await response.json().catch(() => undefined));
+  if (response.status === 401 || response.status === 403) {
+    return { status: 'fail', message: `Mattermost rejected the token: HTTP ${response.status}.` };
+  }
+  if (!response.ok || !me.success) {
+    return {
+      status: 'warn',
+      message: `The server did not answer as Mattermost does (HTTP ${response.status}): check channels.mattermost.serverUrl.`,
+    };
+  }
+  return {
+    status: 'pass',
+    message: 'Mattermost accepted the token.',
+    identity: { name: me.data.username, account: me.data.id },
+  };
+}
 
 /**
  * The server's root without a trailing slash. The token goes with every request and the WebSocket, so plain http is

@@ -2,9 +2,18 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { mattermostChannel } from '../../../src/channels/mattermost/index.js';
 import { eventually } from '../contract.js';
-import { BOT } from './fake-mattermost.js';
-import { type MattermostGateway, OWNER, OWNER_DM, startMattermostGateway, TOWN, waitState } from './helpers.js';
+import { BOT, startFakeMattermost } from './fake-mattermost.js';
+import {
+  healthOf,
+  type MattermostGateway,
+  OWNER,
+  OWNER_DM,
+  startMattermostGateway,
+  TOWN,
+  waitState,
+} from './helpers.js';
 import { visibleText } from './mattermost-markdown.js';
 
 const open: MattermostGateway[] = [];
@@ -175,11 +184,34 @@ describe('mattermost setup mistakes', () => {
     const run = await startMattermostGateway({ token: 'revoked-token' });
     open.push(run);
     await waitState(run.gateway, 'error');
-    const { healthOf } = await import('./helpers.js');
     expect((await healthOf(run.gateway)).channelDetails.mattermost?.error).toContain(
       'Mattermost rejected channels.mattermost.token',
     );
     await quiet();
     expect(run.mm.callsTo('GET', /\/users\/me$/)).toHaveLength(1);
+  });
+});
+
+describe('mattermost credentials check (the WebUI’s "check" button)', () => {
+  it('passes with the bot’s name for a good token, fails for a refused one, warns when the server is not Mattermost', async () => {
+    const mm = await startFakeMattermost();
+    try {
+      const block = (extra: Record<string, unknown>) => ({
+        enabled: true,
+        serverUrl: mm.url,
+        token: mm.token,
+        ...extra,
+      });
+      expect(await mattermostChannel.verify?.(block({}))).toMatchObject({
+        status: 'pass',
+        identity: { name: BOT.username, account: BOT.id },
+      });
+      expect(await mattermostChannel.verify?.(block({ token: 'wrong' }))).toMatchObject({ status: 'fail' });
+      expect(await mattermostChannel.verify?.(block({ serverUrl: `${mm.url}/not-here` }))).toMatchObject({
+        status: 'warn',
+      });
+    } finally {
+      await mm.close();
+    }
   });
 });
