@@ -60,6 +60,18 @@ function asEntry(entry: string, mode: 'id' | 'username' | 'email'): string {
 /** The parts of @mattermost/client the channel uses (loaded only when the channel starts). */
 export type MattermostSdk = Pick<typeof import('@mattermost/client'), 'Client4' | 'WebSocketClient'>;
 
+/**
+ * The SDK is CommonJS whose Client4 and WebSocketClient are getters Node's ESM import cannot see as named exports:
+ * from the built package they are only on `default` (vitest's interop shows them on both).
+ */
+function sdkOf(loaded: unknown): MattermostSdk {
+  for (const candidate of [loaded, (loaded as { default?: unknown } | null)?.default]) {
+    const sdk = candidate as Partial<MattermostSdk> | null | undefined;
+    if (typeof sdk?.Client4 === 'function' && typeof sdk.WebSocketClient === 'function') return sdk as MattermostSdk;
+  }
+  throw new Error('@mattermost/client did not load as expected (no Client4 or WebSocketClient)');
+}
+
 const TOKEN_HINT =
   'In Mattermost: System Console → Integrations → Bot Accounts (enable them), then Integrations → Bot Accounts → ' +
   'Add Bot Account, and copy its access token; add the bot to the teams and channels it should serve.';
@@ -113,12 +125,13 @@ export const mattermostChannel = defineChannel<MattermostSettings>({
   },
   verify: verifyToken,
   async createPlatform(settings, context) {
-    const sdk: MattermostSdk = await channelSdk(
+    const loaded = await channelSdk(
       'mattermost',
       'Mattermost',
       '@mattermost/client',
       () => import('@mattermost/client'),
     );
+    const sdk = sdkOf(loaded);
     const { MattermostPlatform } = await import('./platform.js');
     return new MattermostPlatform({ sdk, settings, log: context.log });
   },
