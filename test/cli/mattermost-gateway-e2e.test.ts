@@ -70,7 +70,9 @@ describe('nanobot gateway with channels.mattermost', () => {
       () => expect(mm.messagesIn(DM).map((p) => p.message)).toEqual(['Hello from the built gateway.', 'Back again.']),
       30_000,
     ).catch((err: unknown) => {
-      throw new Error(`${String(err)}\n${JSON.stringify(mm.messagesIn(DM).map((p) => p.message))}\n${gateway.output()}`);
+      throw new Error(
+        `${String(err)}\n${JSON.stringify(mm.messagesIn(DM).map((p) => p.message))}\n${gateway.output()}`,
+      );
     });
     const output = gateway.output();
     expect(output).not.toMatch(/websocket connecting|websocket closed|ErrorEvent/);
