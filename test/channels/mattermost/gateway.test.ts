@@ -179,6 +179,32 @@ describe('mattermost channel', () => {
   });
 });
 
+describe('mattermost policies', () => {
+  it('dm.enabled false ignores direct messages; dm.policy "open" lets anyone in', async () => {
+    const closed = await start({ dm: { enabled: false } });
+    closed.mm.userSays({ ...dm, text: 'anyone?' });
+    await quiet();
+    expect(closed.llm.requests).toHaveLength(0);
+    expect(closed.mm.messagesIn(OWNER_DM)).toEqual([]);
+
+    const openDm = await start({ dm: { policy: 'open' } });
+    const bob = { id: 'bobuserid00000000000000001', username: 'bob' };
+    openDm.llm.enqueue({ text: 'Hi Bob.' });
+    openDm.mm.userSays({ channelId: 'dmbob000000000000000000001', kind: 'dm', user: bob, text: 'hello' });
+    await eventually(() => expect(shown(openDm, 'dmbob000000000000000000001')).toEqual(['Hi Bob.']));
+  });
+
+  it('groupPolicy "allowlist" answers every post in the listed channels only; replyInThread false answers flat', async () => {
+    const run = await start({ groupPolicy: 'allowlist', groupAllowFrom: [TOWN], replyInThread: false });
+    run.mm.userSays({ channelId: 'otherchannel00000000000001', user: OWNER, text: `${mention} not here` });
+    await quiet();
+    expect(run.llm.requests).toHaveLength(0);
+    run.llm.enqueue({ text: 'Listed.' });
+    run.mm.userSays({ channelId: TOWN, user: OWNER, text: 'no mention needed' });
+    await eventually(() => expect(run.mm.messagesIn(TOWN)).toMatchObject([{ message: 'Listed.', root_id: '' }]));
+  });
+});
+
 describe('mattermost setup mistakes', () => {
   it('stops with a clear error when the server rejects the token, without retrying', async () => {
     const run = await startMattermostGateway({ token: 'revoked-token' });
