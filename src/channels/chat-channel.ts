@@ -234,8 +234,7 @@ export class ChatChannel<S extends ChannelSettings = ChannelSettings> implements
     const options: SendOptions | undefined = buttons && this.capabilities.buttons ? { buttons } : undefined;
     const stream = this.streams.get(streamKey);
     if (stream && meta[META.streamId] !== undefined) {
-      this.streams.delete(streamKey);
-      await stream.finish(text, options);
+      await this.finishStream(streamKey, stream, text, options);
       return;
     }
     const markdown = meta[META.progress] ? progressMarkdown(message.content, meta) : text;
@@ -285,8 +284,21 @@ export class ChatChannel<S extends ChannelSettings = ChannelSettings> implements
 
   private async endStream(key: string): Promise<void> {
     const stream = this.streams.get(key);
+    if (stream) await this.finishStream(key, stream);
+  }
+
+  /**
+   * A final write that fails (the connection dropped mid-request) keeps the stream, so the router's retry finishes
+   * the same message instead of sending the reply a second time.
+   */
+  private async finishStream(key: string, stream: MessageStream, text?: string, options?: SendOptions): Promise<void> {
     this.streams.delete(key);
-    await stream?.finish();
+    try {
+      await stream.finish(text, options);
+    } catch (err) {
+      if (!this.streams.has(key) && this.state !== 'stopped') this.streams.set(key, stream);
+      throw err;
+    }
   }
 
   /** Markdown → parts in the platform's markup, each within its limit. */

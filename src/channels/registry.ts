@@ -12,6 +12,7 @@ import { discordChannel } from './discord/index.js';
 import { emailChannel } from './email/index.js';
 import { feishuChannel } from './feishu/index.js';
 import { matrixChannel } from './matrix/index.js';
+import { mattermostChannel } from './mattermost/index.js';
 import type { PairingStore } from './pairing.js';
 import type { CommandInfo } from './platform.js';
 import { slackChannel } from './slack/index.js';
@@ -25,6 +26,7 @@ export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
   discordChannel,
   feishuChannel,
   matrixChannel,
+  mattermostChannel,
   emailChannel,
 ];
 

@@ -65,6 +65,16 @@ const CHANNEL_KEYS_NOT_ACTED_ON: readonly UnsupportedKey[] = [
     reason: 'the Matrix channel has no end-to-end encryption yet: it reads unencrypted rooms only',
     isSet: (value) => value === true,
   },
+  ...channelKeys('mattermost', 'the Mattermost channel does not use it yet', {
+    reactEmoji: 'eyes',
+    doneEmoji: 'white_check_mark',
+    streamingMaxChars: 16000,
+  }),
+  {
+    path: 'channels.mattermost.allowFromMatchMode',
+    reason: 'allowFrom entries are user ids or @usernames here; e-mail addresses admit nobody (strangers can pair)',
+    isSet: (value) => value === 'email',
+  },
   ...channelKeys('websocket', 'the WebSocket channel does not use it yet', {
     unixSocketPath: '',
     trustedProxyAuth: null,
@@ -155,9 +165,11 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
     path: 'channels.transcriptionLanguage',
     reason: 'voice messages are not transcribed yet (deprecated upstream: transcription.language)',
   },
-  ...['dingtalk', 'mattermost', 'mochat', 'msteams', 'napcat', 'qq', 'signal', 'wecom', 'weixin', 'whatsapp'].map(
-    (name) => ({ path: `channels.${name}`, reason: MISSING_CHANNEL, isSet: enabled }),
-  ),
+  ...['dingtalk', 'mochat', 'msteams', 'napcat', 'qq', 'signal', 'wecom', 'weixin', 'whatsapp'].map((name) => ({
+    path: `channels.${name}`,
+    reason: MISSING_CHANNEL,
+    isSet: enabled,
+  })),
   ...CHANNEL_KEYS_NOT_ACTED_ON,
 ];
 

@@ -27,6 +27,7 @@ export const ON_DEMAND_USES: Readonly<Record<string, readonly string[]>> = {
   slack: ['@slack/bolt'],
   feishu: ['@larksuiteoapi/node-sdk'],
   matrix: ['matrix-js-sdk'],
+  mattermost: ['@mattermost/client'],
   email: ['imapflow', 'nodemailer'],
   bedrock: ['@aws-sdk/client-bedrock-runtime'],
 };

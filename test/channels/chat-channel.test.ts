@@ -184,6 +184,31 @@ describe('ChatChannel outbound', () => {
     expect(platform.chat('1')).toEqual(['Hello, **world**!', 'Let me check.', 'Done.']);
   });
 
+  it('a final stream write that fails (the connection dropped) is retried into the same message, not sent again', async () => {
+    const { platform, out } = await setup({ capabilities: { editMessages: true } });
+    const stream = { _stream_delta: true, _stream_id: 's1' };
+    await out('Hello', stream);
+    await eventually(() => expect(platform.chat('1')).toEqual(['Hello']));
+    const edit = platform.editText.bind(platform);
+    let failures = 1;
+    platform.editText = async (...args) => {
+      if (failures-- > 0) throw new Error('socket hang up');
+      return edit(...args);
+    };
+    // The router retries a send that failed: the retry must finish the same message.
+    await expect(out('Hello, world!', { _stream_id: 's1' })).rejects.toThrow('socket hang up');
+    await out('Hello, world!', { _stream_id: 's1' });
+    expect(platform.chat('1')).toEqual(['Hello, world!']);
+
+    await out('Let me check', { _stream_delta: true, _stream_id: 's2' });
+    await eventually(() => expect(platform.chat('1')).toEqual(['Hello, world!', 'Let me check']));
+    failures = 1;
+    await out('.', { _stream_delta: true, _stream_id: 's2' });
+    await expect(out('', { _stream_end: true, _stream_id: 's2' })).rejects.toThrow('socket hang up');
+    await out('', { _stream_end: true, _stream_id: 's2' });
+    expect(platform.chat('1')).toEqual(['Hello, world!', 'Let me check.']);
+  });
+
   it('sends files as attachments, and says so where the platform cannot carry them', async () => {
     const { platform, out, dir } = await setup({ capabilities: { media: true } });
     const photo = join(dir, 'chart.png');

@@ -85,7 +85,7 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
   ['transcription', (c) => Object.assign(c, { transcription: { provider: 'groq' } })],
   ['channels.transcriptionProvider', (c) => Object.assign(c, { channels: { transcriptionProvider: 'openai' } })],
   ['channels.transcriptionLanguage', (c) => Object.assign(c, { channels: { transcriptionLanguage: 'de' } })],
-  ...['dingtalk', 'mattermost', 'mochat', 'msteams', 'napcat', 'qq', 'signal', 'wecom', 'weixin', 'whatsapp'].map(
+  ...['dingtalk', 'mochat', 'msteams', 'napcat', 'qq', 'signal', 'wecom', 'weixin', 'whatsapp'].map(
     (name): [string, (c: ConfigJson) => void] => [
       `channels.${name}`,
       (c) => Object.assign(c, { channels: { websocket: { enabled: false }, [name]: { enabled: true } } }),
@@ -121,6 +121,10 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
       ['matrix', 'syncStopGraceSeconds', 5],
       ['matrix', 'maxMediaBytes', 1024],
       ['matrix', 'maxConcurrentMediaDownloads', 4],
+      ['mattermost', 'reactEmoji', 'fire'],
+      ['mattermost', 'doneEmoji', 'tada'],
+      ['mattermost', 'streamingMaxChars', 4000],
+      ['mattermost', 'allowFromMatchMode', 'email'],
       ['websocket', 'unixSocketPath', '/tmp/nb.sock'],
       ['websocket', 'trustedProxyAuth', { header: 'X-User' }],
       ['websocket', 'pingTimeoutS', 30],

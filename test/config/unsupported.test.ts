@@ -116,6 +116,12 @@ const UPSTREAM_PATHS: readonly string[] = [
      maxMediaBytes maxConcurrentMediaDownloads allowFrom groupPolicy groupAllowFrom allowRoomMentions streaming`,
   ),
   ...each(
+    'channels.mattermost',
+    `enabled serverUrl token teamId allowFromMatchMode allowFrom groupPolicy groupPolicyInThread groupAllowFrom
+     replyInThread includeThreadContext threadContextLimit streaming streamingMaxChars reactEmoji doneEmoji
+     sendProgress sendToolHints dm`,
+  ),
+  ...each(
     'channels.websocket',
     `enabled host port unixSocketPath path publicWsUrl token tokenIssuePath tokenIssueSecret trustedProxyAuth
      tokenTtlS websocketRequiresToken allowFrom streaming maxMessageBytes pingIntervalS pingTimeoutS sslCertfile
