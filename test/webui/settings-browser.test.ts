@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebUiGateway, type WebUiGateway } from '../channels/websocket/gateway-helpers.js';
-import { hasChromium, launchChromium, openWebUi, plainSpaces } from './chromium.js';
+import { hasChromium, launchChromium, openWebUi, PHONE, plainSpaces } from './chromium.js';
 import { goToSettings, openSettings, shootAndScan } from './settings-page.js';
 
 const today = new Date().toISOString().slice(0, 10);
@@ -60,6 +60,23 @@ describe.skipIf(!hasChromium)('WebUI settings in Chromium', () => {
     await page.getByRole('button', { name: 'Back to the chat' }).click();
     await page.locator('#composer-input').waitFor();
     expect(await page.locator('[data-testid="settings"]').count()).toBe(0);
+    await context.close();
+  }, 60_000);
+
+  it('on a phone the sections are a row of tabs, and the current one is scrolled into sight', async () => {
+    const { context, page } = await openSettings(browser, run, 'models');
+    await page.setViewportSize(PHONE);
+    for (const id of ['usage', 'models', 'memory']) {
+      await goToSettings(page, id);
+      const tab = page.locator(`nav a[aria-current="page"][href="#settings/${id}"]`);
+      await expect
+        .poll(async () => {
+          const box = await tab.boundingBox();
+          // Whole on screen (a pixel of rounding either side).
+          return box !== null && box.x >= -1 && box.x + box.width <= PHONE.width + 1;
+        })
+        .toBe(true);
+    }
     await context.close();
   }, 60_000);
 

@@ -37,11 +37,17 @@ export default function SettingsView({ client, chatId, page, onBack }: SettingsV
   // A new page: the reader's focus moves to it (a screen reader then reads its title), not left on the old link.
   // biome-ignore lint/correctness/useExhaustiveDependencies: runs when the page changes.
   useEffect(() => heading.current?.focus(), [page]);
+  // On a phone the sections are a row of tabs wider than the screen: the current one is scrolled into sight.
+  const nav = useRef<HTMLElement>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs when the page changes.
+  useEffect(() => {
+    nav.current?.querySelector('[aria-current="page"]')?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+  }, [page]);
   if (!current) return null;
   const Page = current.component;
   return (
     <div className="settings" data-testid="settings">
-      <nav className="settings-nav" aria-label={t('settings.sections')}>
+      <nav ref={nav} className="settings-nav" aria-label={t('settings.sections')}>
         <button type="button" className="link-button settings-back" onClick={onBack}>
           ← {t('settings.back')}
         </button>
