@@ -9,7 +9,7 @@
 export type SetupFieldKind = 'string' | 'secret' | 'int' | 'bool' | 'list' | 'enum';
 
 export interface SetupField {
-  /** The key under `channels.<name>` (camelCase, as config.json has it). */
+  /** The key under `channels.<name>` (camelCase, as config.json has it); a dotted key is nested: `dm.allowFrom`. */
   key: string;
   kind: SetupFieldKind;
   label: string;
@@ -41,6 +41,34 @@ export function setupField(setup: ChannelSetup, key: string): SetupField | undef
   return setup.fields.find((field) => field.key === key);
 }
 
+/** A field's value in a `channels.<name>` block: a dotted key reads the nested object (`dm.allowFrom`). */
+export function fieldValue(block: Readonly<Record<string, unknown>>, key: string): unknown {
+  let value: unknown = block;
+  for (const part of key.split('.')) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
+
+/**
+ * Writes form values (by field key) into a block in place, a dotted key into its nested object (created, or
+ * replaced when it is not an object), so `dm.allowFrom` lands where the channel's schema reads it.
+ */
+export function setFieldValues(block: Record<string, unknown>, values: Readonly<Record<string, unknown>>): void {
+  for (const [key, value] of Object.entries(values)) {
+    const parts = key.split('.');
+    const last = parts.pop() as string;
+    let target = block;
+    for (const part of parts) {
+      const next = target[part];
+      if (typeof next !== 'object' || next === null || Array.isArray(next)) target[part] = {};
+      target = target[part] as Record<string, unknown>;
+    }
+    target[last] = value;
+  }
+}
+
 /** A value counts as set when it is a non-blank string, a non-empty list, or any number or boolean. */
 export function isSetValue(value: unknown): boolean {
   if (typeof value === 'string') return value.trim() !== '';
@@ -52,9 +80,12 @@ export function isSetValue(value: unknown): boolean {
 export function missingSetup(setup: ChannelSetup, block: Readonly<Record<string, unknown>>): string[] {
   const missing = setup.fields
     .filter((field) => field.required)
-    .filter((field) => (field.kind === 'bool' ? block[field.key] !== true : !isSetValue(block[field.key])))
+    .filter((field) => {
+      const value = fieldValue(block, field.key);
+      return field.kind === 'bool' ? value !== true : !isSetValue(value);
+    })
     .map((field) => field.key);
-  const gaps = (setup.oneOf ?? []).map((keys) => keys.filter((key) => !isSetValue(block[key])));
+  const gaps = (setup.oneOf ?? []).map((keys) => keys.filter((key) => !isSetValue(fieldValue(block, key))));
   if (gaps.length > 0 && !gaps.some((gap) => gap.length === 0)) {
     missing.push(...gaps.reduce((best, gap) => (gap.length < best.length ? gap : best)));
   }

@@ -7,7 +7,7 @@
 import type { RegisteredChannel } from '../channels/definition.js';
 import type { ChannelHealth } from '../channels/manager.js';
 import { CHANNEL_DEFINITIONS, channelBlocks } from '../channels/registry.js';
-import { isSetValue, type SetupField, setupComplete } from '../channels/setup.js';
+import { fieldValue, isSetValue, type SetupField, setupComplete } from '../channels/setup.js';
 import type { LoadedConfig } from '../config/load.js';
 import { missingPackages } from '../util/on-demand.js';
 
@@ -115,7 +115,7 @@ function snapshot(
   const values: Record<string, string> = {};
   const configured: string[] = [];
   for (const field of fields) {
-    const value = block[field.key];
+    const value = fieldValue(block, field.key);
     if (!isSetValue(value)) continue;
     const key = `channels.${name}.${field.key}`;
     configured.push(key);

@@ -5,7 +5,7 @@
  * config.json (a form cannot point that call elsewhere: only setup fields are taken from it).
  */
 import type { RegisteredChannel, VerifyResult } from '../channels/definition.js';
-import { isSetValue, missingSetup } from '../channels/setup.js';
+import { fieldValue, isSetValue, missingSetup } from '../channels/setup.js';
 import { redactSecrets } from '../security/secrets.js';
 import { errorMessage, UserError } from '../util/errors.js';
 
@@ -32,7 +32,8 @@ export async function validateChannel(
   const checks: ValidationCheck[] = [];
   const missing = missingSetup(setup, block);
   for (const field of setup.fields.filter((candidate) => candidate.required)) {
-    const set = field.kind === 'bool' ? block[field.key] === true : isSetValue(block[field.key]);
+    const value = fieldValue(block, field.key);
+    const set = field.kind === 'bool' ? value === true : isSetValue(value);
     checks.push({
       id: `field:${field.key}`,
       label: field.label,
@@ -51,7 +52,7 @@ export async function validateChannel(
   }
   const secrets = setup.fields
     .filter((field) => field.kind === 'secret')
-    .map((field) => block[field.key])
+    .map((field) => fieldValue(block, field.key))
     .filter((value): value is string => typeof value === 'string' && value.length > 0);
   let identity: VerifyResult['identity'];
   if (missing.length === 0) {

@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import type { RegisteredChannel } from '../channels/definition.js';
 import { CHANNEL_DEFINITIONS, channelBlocks, findChannel } from '../channels/registry.js';
-import { missingSetup } from '../channels/setup.js';
+import { missingSetup, setFieldValues } from '../channels/setup.js';
 import type { WebUiBackend } from '../channels/websocket/backend.js';
 import { UserError } from '../util/errors.js';
 import { missingPackages, pinnedSpec } from '../util/on-demand.js';
@@ -186,8 +186,9 @@ const validate: ActionHandler = async ({ backend }, payload) => {
   const form = parsePayload(channelForm, payload);
   singleInstance(form.instance_id);
   const definition = channelOf(form.name);
-  const saved = channelBlocks(access(backend).loaded().config)[definition.name] ?? {};
-  return validateChannel(definition, { ...saved, ...parseChannelValues(definition, form.values ?? {}) });
+  const block = structuredClone(channelBlocks(access(backend).loaded().config)[definition.name] ?? {});
+  setFieldValues(block, parseChannelValues(definition, form.values ?? {}));
+  return validateChannel(definition, block);
 };
 
 const configure: ActionHandler = async ({ backend }, payload) => {
@@ -201,7 +202,8 @@ const configure: ActionHandler = async ({ backend }, payload) => {
   const config = access(backend);
   const savedKeys = Object.keys(values).map((key) => `channels.${definition.name}.${key}`);
   const loaded = config.loaded();
-  const merged = { ...(channelBlocks(loaded.config)[definition.name] ?? {}), ...values };
+  const merged = structuredClone(channelBlocks(loaded.config)[definition.name] ?? {});
+  setFieldValues(merged, values);
   // A value the channel could not use (a port out of range) is refused, not saved for the channel to reject later.
   try {
     definition.checkSchema(merged);
@@ -214,7 +216,7 @@ const configure: ActionHandler = async ({ backend }, payload) => {
     enableAfter && !ALWAYS_ENABLED.has(definition.name) ? enableProblem(definition, merged, loaded.home) : undefined;
   const { applied } = await config.update((raw) => {
     const block = blockIn(raw, definition.name);
-    Object.assign(block, values);
+    setFieldValues(block, values);
     if (enableAfter && !problem) block.enabled = true;
   });
   if (problem) throw new WebuiApiError(400, `Settings saved, but enabling ${definition.name} failed: ${problem}`);
