@@ -7,9 +7,9 @@ import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { isLoopbackHost } from '../../security/hosts.js';
-import { UserError } from '../../util/errors.js';
+import { errorMessage, UserError } from '../../util/errors.js';
 import { expandHome } from '../../util/fs.js';
-import { defineChannel } from '../definition.js';
+import { defineChannel, type VerifyResult } from '../definition.js';
 import { channelSettingsSchema, idList, requireSetting } from '../settings.js';
 import { allowFromField, type ChannelSetup, GROUP_POLICIES } from '../setup.js';
 
@@ -157,6 +157,7 @@ export const signalChannel = defineChannel<SignalSettings>({
       );
     if (!settings.cliPath.trim()) requireSetting('signal', 'cliPath', '', INSTALL_HINT);
   },
+  verify: verifyDaemon,
   async createPlatform(settings, context) {
     const { SignalPlatform } = await import('./platform.js');
     return new SignalPlatform({ settings, log: context.log });
@@ -179,4 +180,31 @@ export function attachmentsDirOf(settings: Pick<SignalSettings, 'attachmentsDir'
   const configured = settings.attachmentsDir?.trim();
   if (configured) return resolve(expandHome(configured, home));
   return join(home, '.local', 'share', 'signal-cli', 'attachments');
+}
+
+/** Asks the daemon whether it runs and knows the account: for the WebUI's "check" button. */
+async function verifyDaemon(settings: SignalSettings): Promise<VerifyResult> {
+  const { SignalRpc } = await import('./rpc.js');
+  const rpc = new SignalRpc(daemonRoot(settings));
+  try {
+    await rpc.check(4_000);
+  } catch {
+    return settings.startDaemon
+      ? { status: 'skipped', message: 'No signal-cli daemon runs now; the gateway starts one (startDaemon is on).' }
+      : { status: 'warn', message: `No signal-cli daemon answers at ${rpc.root}: start it, or turn on startDaemon.` };
+  }
+  const account = settings.phoneNumber.trim();
+  const statuses = z.array(z.looseObject({ uuid: z.string().nullish(), isRegistered: z.boolean().nullish() }));
+  try {
+    const [self] = await rpc.call('getUserStatus', { recipient: [account] }, statuses, 8_000);
+    if (self?.isRegistered === false)
+      return { status: 'fail', message: `Signal says ${account} is not registered: link or register it first.` };
+    return {
+      status: 'pass',
+      message: `signal-cli's daemon answers for ${account}.`,
+      identity: { name: account, ...(self?.uuid ? { account: self.uuid } : {}) },
+    };
+  } catch (err) {
+    return { status: 'fail', message: `signal-cli's daemon answers, but not for ${account}: ${errorMessage(err)}` };
+  }
 }
