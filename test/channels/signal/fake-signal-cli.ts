@@ -72,6 +72,8 @@ export async function startFakeSignalCli(options: { keepAliveMs?: number; host?:
   const streams = new Set<http.ServerResponse>();
   const sockets = new Set<Socket>();
   const failures = new Map<string, { code: number; message: string }>();
+  /** Ports a Host header may name besides the fake's own (a proxy in front of it: the fake `signal-cli daemon`). */
+  const hostPorts = new Set<number>();
   let down = false;
   let clock = 1_700_000_000_000;
   const now = () => Math.max(++clock, Date.now());
@@ -109,7 +111,11 @@ export async function startFakeSignalCli(options: { keepAliveMs?: number; host?:
     const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(header);
     if (!match) return false;
     const host = (match[1] ?? '').replace(/^\[|\]$/g, '').toLowerCase();
-    return ['localhost', '127.0.0.1', '::1', bindHost].includes(host) && (!match[2] || Number(match[2]) === port);
+    const named = Number(match[2]);
+    return (
+      ['localhost', '127.0.0.1', '::1', bindHost].includes(host) &&
+      (!match[2] || named === port || hostPorts.has(named))
+    );
   }
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -360,6 +366,7 @@ export async function startFakeSignalCli(options: { keepAliveMs?: number; host?:
     typing,
     calls,
     addPerson,
+    acceptHostPort: (p: number) => hostPorts.add(p),
     addGroup(name: string, members: FakePerson[]): string {
       const id = randomBytes(32).toString('base64');
       groups.set(id, { id, name, members });
