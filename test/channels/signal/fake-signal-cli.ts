@@ -75,6 +75,7 @@ export async function startFakeSignalCli(options: { keepAliveMs?: number; host?:
   /** Ports a Host header may name besides the fake's own (a proxy in front of it: the fake `signal-cli daemon`). */
   const hostPorts = new Set<number>();
   let down = false;
+  let opened = 0;
   let clock = 1_700_000_000_000;
   const now = () => Math.max(++clock, Date.now());
 
@@ -133,6 +134,7 @@ export async function startFakeSignalCli(options: { keepAliveMs?: number; host?:
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.flushHeaders();
       streams.add(res);
+      opened += 1;
       res.on('close', () => streams.delete(res));
       // What waited on the servers comes now, in order.
       for (const data of waiting.splice(0)) write(res, data);
@@ -390,6 +392,8 @@ export async function startFakeSignalCli(options: { keepAliveMs?: number; host?:
       failures.set(method, error);
     },
     streams: () => streams.size,
+    /** Event streams opened so far (one per connection of the channel). */
+    streamsOpened: () => opened,
     waiting: () => waiting.length,
     drop() {
       down = true;
