@@ -37,6 +37,8 @@ const ALLOWED = {
   'src/channels/mattermost/rest.ts':
     'opens outbound media: copies the message tool made under ~/.nanobot/media after its check',
   'src/channels/media.ts': 'downloads inbound media into ~/.nanobot/media',
+  'src/channels/signal/files.ts':
+    "reads inbound attachments from signal-cli's attachments dir (confined to it); outbound media copies under ~/.nanobot/media",
   'src/channels/pairing.ts': 'pairing state under ~/.nanobot',
   'src/channels/slack/platform.ts':
     'opens outbound media: copies the message tool made under ~/.nanobot/media after its check',

@@ -153,6 +153,7 @@ export class ChatChannel<S extends ChannelSettings = ChannelSettings> implements
     const { media, notes } = await this.download(message, settings.maxMediaMb);
     const content = [message.text.trim(), ...notes].filter(Boolean).join('\n');
     if (!content && media.length === 0) return;
+    this.acknowledge(message);
     this.typing.start(message.chatId, target);
     const wantsStream = settings.streaming && this.capabilities.editMessages && this.platform.editText !== undefined;
     const inbound: InboundMessage = {
@@ -173,6 +174,15 @@ export class ChatChannel<S extends ChannelSettings = ChannelSettings> implements
       timestamp: new Date().toISOString(),
     };
     this.bus?.publishInbound(inbound);
+  }
+
+  /** The platform's "received" mark, if it has one: it never holds up the turn, and a failure only goes to the log. */
+  private acknowledge(message: IncomingMessage): void {
+    this.platform
+      .acknowledge?.(message)
+      .catch((err: unknown) =>
+        this.log.debug(`${this.name}: could not acknowledge ${message.id}: ${errorMessage(err)}`),
+      );
   }
 
   admitsChat(chatId: string): ChatAdmission {

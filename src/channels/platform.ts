@@ -97,6 +97,11 @@ export interface ChatPlatform {
   /** Shows "typing…" for a few seconds, where the platform has it. */
   sendTyping?(target: ReplyTarget): Promise<void>;
   /**
+   * Marks a message as received (a reaction such as 👀), where the platform has that; called once the message is
+   * accepted for the agent, without waiting for it.
+   */
+  acknowledge?(message: IncomingMessage): Promise<void>;
+  /**
    * The person a direct chat with this exact id is with, where the platform's chat ids name people (Telegram user
    * ids, email addresses): the `message` tool may write there when allowFrom admits them. undefined otherwise.
    */

@@ -15,6 +15,7 @@ import { matrixChannel } from './matrix/index.js';
 import { mattermostChannel } from './mattermost/index.js';
 import type { PairingStore } from './pairing.js';
 import type { CommandInfo } from './platform.js';
+import { signalChannel } from './signal/index.js';
 import { slackChannel } from './slack/index.js';
 import { telegramChannel } from './telegram/index.js';
 import { websocketChannel } from './websocket/index.js';
@@ -27,6 +28,7 @@ export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
   feishuChannel,
   matrixChannel,
   mattermostChannel,
+  signalChannel,
   emailChannel,
 ];
 

@@ -92,6 +92,21 @@ describe('ChatChannel inbound', () => {
     expect(platform.chat('-3')).toEqual([]);
   });
 
+  it('acknowledges an accepted message without waiting for it (a failure only logs), never a stranger’s', async () => {
+    const { platform, inbound } = await setup();
+    const acknowledged: string[] = [];
+    platform.acknowledge = async (message) => {
+      acknowledged.push(message.id);
+      if (message.id === '2') throw new Error('reaction refused');
+      await new Promise(() => {});
+    };
+    await platform.deliver({ id: '1', text: 'one' });
+    await platform.deliver({ id: '2', text: 'two' });
+    await platform.deliver({ id: '3', text: 'let me in', chatId: '66', sender: { id: '66' } });
+    await eventually(() => expect(inbound.map((m) => m.content)).toEqual(['one', 'two']));
+    expect(acknowledged).toEqual(['1', '2']);
+  });
+
   it('drops a redelivered message', async () => {
     const { platform, inbound } = await setup();
     await platform.deliver({ id: '7', text: 'once' });

@@ -35,6 +35,8 @@ export class MemoryPlatform implements ChatPlatform {
   link?: PlatformLink;
   /** Set by a test: the person a direct chat id names (as Telegram's user ids do). */
   directChatWith?: (chatId: string) => { id: string; username?: string } | undefined;
+  /** Set by a test: the platform's "received" mark (a reaction). */
+  acknowledge?: (message: IncomingMessage) => Promise<void>;
   private nextId = 1;
 
   constructor(capabilities: Partial<ChannelCapabilities> = {}) {

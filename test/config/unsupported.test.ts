@@ -122,6 +122,12 @@ const UPSTREAM_PATHS: readonly string[] = [
      sendProgress sendToolHints dm`,
   ),
   ...each(
+    'channels.signal',
+    `enabled phoneNumber daemonHost daemonPort groupMessageBufferSize attachmentsDir dm group`,
+  ),
+  ...each('channels.signal.dm', 'enabled policy allowFrom'),
+  ...each('channels.signal.group', 'enabled policy allowFrom requireMention'),
+  ...each(
     'channels.websocket',
     `enabled host port unixSocketPath path publicWsUrl token tokenIssuePath tokenIssueSecret trustedProxyAuth
      tokenTtlS websocketRequiresToken allowFrom streaming maxMessageBytes pingIntervalS pingTimeoutS sslCertfile

@@ -12,7 +12,11 @@ const SAFE_LINK = /^(https?:|mailto:|tg:)/i;
 const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" };
 
 export function renderMarkdown(markdown: string, flavour: MarkupFlavour): string {
-  const writer = FLAVOURS[flavour];
+  return renderWith(markdown, FLAVOURS[flavour]);
+}
+
+/** Markdown through a platform's own writer (Signal marks styled ranges in plain text with one). */
+export function renderWith(markdown: string, writer: FlavourWriter): string {
   return new Walker(writer).blocks(lexer(markdown), 0).trim();
 }
 
