@@ -165,7 +165,7 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
     path: 'channels.transcriptionLanguage',
     reason: 'voice messages are not transcribed yet (deprecated upstream: transcription.language)',
   },
-  ...['dingtalk', 'mochat', 'msteams', 'napcat', 'qq', 'signal', 'wecom', 'weixin', 'whatsapp'].map((name) => ({
+  ...['dingtalk', 'mochat', 'napcat', 'qq', 'signal', 'wecom', 'weixin', 'whatsapp'].map((name) => ({
     path: `channels.${name}`,
     reason: MISSING_CHANNEL,
     isSet: enabled,
