@@ -320,7 +320,10 @@ export class TeamsPlatform implements ChatPlatform {
       );
       upn = member?.userPrincipalName ?? member?.email;
     } catch (err) {
+      // Teams is unreachable: the name known before (this run, or saved with the 1:1 chat) still names them.
       ttl = MEMBER_RETRY_MS;
+      const saved = this.refs.get(activity.conversation.id)?.user;
+      upn = cached?.upn ?? (saved?.id === senderIdOf(activity) ? saved.upn : undefined);
       live.link.log.debug(`could not look up ${activity.from.id}: ${errorMessage(err)}`);
     }
     this.members.delete(key);
@@ -348,10 +351,12 @@ function conversationOf(target: ReplyTarget): string {
 
 /**
  * The framework's HTML as Teams shows it in a text message: headings as bold paragraphs (Teams has none outside
- * cards), `<strike>` for struck text, a drawn line for a rule, and no class attributes.
+ * cards), `<strike>` for struck text, a drawn line for a rule, no class attributes, and no line breaks between
+ * blocks (outside `<pre>` a raw newline is not markup).
  */
 export function teamsHtml(html: string): string {
   return html
+    .replace(/(<\/(?:p|pre|ul|ol|blockquote|h[1-6])>|<hr>)\n+/g, '$1')
     .replace(/<h[1-6]>/g, '<p><strong>')
     .replace(/<\/h[1-6]>/g, '</strong></p>')
     .replace(/<(\/?)del>/g, '<$1strike>')
