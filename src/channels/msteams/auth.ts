@@ -15,7 +15,7 @@ import { errorMessage } from '../../util/errors.js';
 type JoseApi = Pick<typeof Jose, 'jwtVerify' | 'createLocalJWKSet' | 'decodeProtectedHeader'>;
 
 /** Bot Framework's tokens are a little over 1 KB; anything much larger is not one. */
-const MAX_TOKEN_CHARS = 16_384;
+const MAX_TOKEN_CHARS = 8_192;
 const KEYS_TTL_MS = 60 * 60_000;
 /** An unknown key id refetches the keys at most this often. */
 const FORCED_REFRESH_MS = 5 * 60_000;

@@ -78,6 +78,8 @@ export interface FakeTeams {
   messagesIn(conversationId: string): RecordedActivity[];
   /** Files the connector serves (with the bot's token) under /svc/files/<name>, and without under /share/<name>. */
   serveFile(name: string, content: Buffer): { botUrl: string; shareUrl: string };
+  /** /svc/files/<name> answers 302 to `location`; returns its URL. */
+  serveRedirect(name: string, location: string): string;
   stats: { tokenRequests: number; jwksFetches: number; memberLookups: number; fileRequests: string[] };
   drop(): void;
   restore(): void;
@@ -99,6 +101,7 @@ export async function startFakeTeams(
   const issued = new Set<string>();
   const users = new Map<string, FakeUser>();
   const files = new Map<string, Buffer>();
+  const redirects = new Map<string, string>();
   const posted: RecordedActivity[] = [];
   const stats = { tokenRequests: 0, jwksFetches: 0, memberLookups: 0, fileRequests: [] as string[] };
   let endpoint = '';
@@ -143,6 +146,8 @@ export async function startFakeTeams(
     const rest = path.slice('/svc'.length);
     if (rest.startsWith('/files/')) {
       stats.fileRequests.push(`${rest} with token`);
+      const moved = redirects.get(rest.slice('/files/'.length));
+      if (moved) return void res.writeHead(302, { location: moved }).end();
       const file = files.get(rest.slice('/files/'.length));
       return file ? void res.writeHead(200, { 'content-type': 'image/png' }).end(file) : json(res, 404, {});
     }
@@ -263,7 +268,7 @@ export async function startFakeTeams(
       port,
       openIdMetadataUrl: `${url}/openid`,
       tokenUrl: `${url}/token`,
-      trustedServiceUrlHosts: ['127.0.0.1'],
+      trustedServiceUrlHosts: [new URL(url).host],
     }),
     setEndpoint: (value) => {
       endpoint = value;
@@ -298,6 +303,10 @@ export async function startFakeTeams(
     serveFile(name, content) {
       files.set(name, content);
       return { botUrl: `${serviceUrl}files/${name}`, shareUrl: `${url}/share/${name}` };
+    },
+    serveRedirect(name, location) {
+      redirects.set(name, location);
+      return `${serviceUrl}files/${name}`;
     },
     stats,
     drop: () => {

@@ -1,6 +1,7 @@
 /** A gateway with the Teams channel enabled against the fake Bot Framework and a fake LLM, in a throwaway data dir. */
 import { expect } from 'vitest';
 import type { Gateway } from '../../../src/gateway/lifecycle.js';
+import type { Logger } from '../../../src/util/log.js';
 import { type FakeLLM, startFakeLLM } from '../../helpers/fake-llm.js';
 import { eventually } from '../contract.js';
 import { type ChannelHome, healthOf, startChannelGateway, writeChannelConfig } from '../gateway-harness.js';
@@ -30,6 +31,7 @@ export const dm = (text: string, extra: Partial<UserMessage> = {}): UserMessage 
 export async function startTeamsGateway(
   settings: Record<string, unknown> = {},
   channels: Record<string, unknown> = {},
+  log?: Logger,
 ): Promise<TeamsGateway> {
   const teams = await startFakeTeams();
   const llm = await startFakeLLM();
@@ -42,7 +44,7 @@ export async function startTeamsGateway(
     channels,
   );
   const run: TeamsGateway = {
-    gateway: await startChannelGateway(files),
+    gateway: await startChannelGateway(files, log ? { log } : {}),
     teams,
     llm,
     files,
