@@ -75,6 +75,11 @@ const CHANNEL_KEYS_NOT_ACTED_ON: readonly UnsupportedKey[] = [
     reason: 'allowFrom entries are user ids or @usernames here; e-mail addresses admit nobody (strangers can pair)',
     isSet: (value) => value === 'email',
   },
+  {
+    path: 'channels.msteams.validateInboundAuth',
+    reason: 'the Bot Framework token check cannot be switched off here (with false the channel does not start)',
+    isSet: (value) => value === false,
+  },
   ...channelKeys('websocket', 'the WebSocket channel does not use it yet', {
     unixSocketPath: '',
     trustedProxyAuth: null,

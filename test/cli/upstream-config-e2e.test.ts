@@ -85,7 +85,7 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
   ['transcription', (c) => Object.assign(c, { transcription: { provider: 'groq' } })],
   ['channels.transcriptionProvider', (c) => Object.assign(c, { channels: { transcriptionProvider: 'openai' } })],
   ['channels.transcriptionLanguage', (c) => Object.assign(c, { channels: { transcriptionLanguage: 'de' } })],
-  ...['dingtalk', 'mochat', 'msteams', 'napcat', 'qq', 'signal', 'wecom', 'weixin', 'whatsapp'].map(
+  ...['dingtalk', 'mochat', 'napcat', 'qq', 'signal', 'wecom', 'weixin', 'whatsapp'].map(
     (name): [string, (c: ConfigJson) => void] => [
       `channels.${name}`,
       (c) => Object.assign(c, { channels: { websocket: { enabled: false }, [name]: { enabled: true } } }),
@@ -125,6 +125,7 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
       ['mattermost', 'doneEmoji', 'tada'],
       ['mattermost', 'streamingMaxChars', 4000],
       ['mattermost', 'allowFromMatchMode', 'email'],
+      ['msteams', 'validateInboundAuth', false],
       ['websocket', 'unixSocketPath', '/tmp/nb.sock'],
       ['websocket', 'trustedProxyAuth', { header: 'X-User' }],
       ['websocket', 'pingTimeoutS', 30],
@@ -154,7 +155,7 @@ async function configuredHome(edit: (c: ConfigJson) => void): Promise<string> {
 
 describe('keys set but not acted on, and unknown keys, are named', () => {
   it('every registry key set in one config: doctor and status name each as "not supported in this version"', async () => {
-    // The channel edits each replace `channels`; merge them so all ten missing channels are enabled at once.
+    // The channel edits each replace `channels`; merge them so all the missing channels are enabled at once.
     const home = await configuredHome((c) => {
       const channels: Record<string, unknown> = {};
       const tools: Record<string, unknown> = {};

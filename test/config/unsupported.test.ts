@@ -122,6 +122,11 @@ const UPSTREAM_PATHS: readonly string[] = [
      sendProgress sendToolHints dm`,
   ),
   ...each(
+    'channels.msteams',
+    `enabled appId appPassword tenantId host port path allowFrom replyInThread mentionOnlyResponse
+     validateInboundAuth refTtlDays pruneWebChatRefs pruneNonPersonalRefs refTouchIntervalS trustedServiceUrlHosts`,
+  ),
+  ...each(
     'channels.websocket',
     `enabled host port unixSocketPath path publicWsUrl token tokenIssuePath tokenIssueSecret trustedProxyAuth
      tokenTtlS websocketRequiresToken allowFrom streaming maxMessageBytes pingIntervalS pingTimeoutS sslCertfile
