@@ -81,6 +81,10 @@ export interface FakeTeams {
   /** /svc/files/<name> answers 302 to `location`; returns its URL. */
   serveRedirect(name: string, location: string): string;
   stats: { tokenRequests: number; jwksFetches: number; memberLookups: number; fileRequests: string[] };
+  /** Tokens issued so far stop working (a rotated secret, a revoked token). */
+  revokeTokens(): void;
+  /** The next `count` activity posts are answered `status` (with Retry-After when given). */
+  failNext(count: number, status: number, retryAfterS?: number): void;
   drop(): void;
   restore(): void;
   /** Messages the bot tried to post since the last drop, refused. */
@@ -107,6 +111,7 @@ export async function startFakeTeams(
   let endpoint = '';
   let dropped = false;
   let refused = 0;
+  let failures = { count: 0, status: 500, retryAfterS: undefined as number | undefined };
   let nextId = 1;
 
   const server = http.createServer((req, res) => {
@@ -164,6 +169,13 @@ export async function startFakeTeams(
       });
     }
     const activity = /^\/v3\/conversations\/([^/]+)\/activities(?:\/([^/]+))?$/.exec(rest);
+    if (activity && req.method === 'POST' && failures.count > 0) {
+      failures.count -= 1;
+      const retry = failures.retryAfterS === undefined ? {} : { 'retry-after': String(failures.retryAfterS) };
+      res.writeHead(failures.status, { 'content-type': 'application/json', ...retry });
+      res.end(JSON.stringify({ error: { code: 'Throttled', message: `failing with ${failures.status}` } }));
+      return;
+    }
     if (activity && req.method === 'POST') {
       const sent = JSON.parse(body) as Omit<RecordedActivity, 'conversationId' | 'replyToId'>;
       const replyTo = activity[2] ? decodeURIComponent(activity[2]) : undefined;
@@ -309,6 +321,10 @@ export async function startFakeTeams(
       return `${serviceUrl}files/${name}`;
     },
     stats,
+    revokeTokens: () => issued.clear(),
+    failNext: (count, status, retryAfterS) => {
+      failures = { count, status, retryAfterS };
+    },
     drop: () => {
       dropped = true;
       refused = 0;
