@@ -17,6 +17,8 @@ export interface EndpointOptions {
   port: number;
   path: string;
   handle(body: unknown, authorization: string | undefined): Promise<number>;
+  /** A request refused before `handle` (no bearer token); the caller decides how loudly to say so. */
+  refused(reason: string): void;
   log: Logger;
 }
 
@@ -32,7 +34,7 @@ export async function startEndpoint(options: EndpointOptions): Promise<Endpoint>
     if (req.method !== 'POST') return reply(res, 405);
     const authorization = req.headers.authorization;
     if (!authorization?.trim().toLowerCase().startsWith('bearer ')) {
-      options.log.warn('refused an activity without a bearer token (401)');
+      options.refused('refused an activity: no bearer token');
       return reply(res, 401);
     }
     const declared = Number(req.headers['content-length'] ?? 0);

@@ -134,6 +134,7 @@ export class TeamsPlatform implements ChatPlatform {
       port: settings.port,
       path: settings.path,
       handle: (body, authorization) => (live ? this.handle(live, body, authorization) : Promise.resolve(503)),
+      refused: (reason) => this.warnLimited(link.log, reason),
       log: link.log,
     });
     if (generation !== this.generation) {
