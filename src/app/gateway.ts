@@ -204,6 +204,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     onReload: async (next) => {
       // Channels given by the caller (tests) are fixed; channels built from the config follow it.
       if (syncChannels) await syncChannels(next.config);
+      reconfigureServices(services, next, log);
       await options.onReload?.(next);
     },
     log,
@@ -325,6 +326,17 @@ export function startServices(services: readonly GatewayService[], log: Logger):
       service.start();
     } catch (err) {
       log.error(`gateway: service ${service.name ?? '(unnamed)'} did not start: ${errorMessage(err)}`);
+    }
+  }
+}
+
+/** Hands a reloaded config to the services that take one; one that throws is logged and keeps its settings. */
+function reconfigureServices(services: readonly GatewayService[], loaded: LoadedConfig, log: Logger): void {
+  for (const service of services) {
+    try {
+      service.reconfigure?.(loaded);
+    } catch (err) {
+      log.error(`gateway: service ${service.name ?? '(unnamed)'} kept its settings: ${errorMessage(err)}`);
     }
   }
 }

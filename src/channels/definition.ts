@@ -20,6 +20,17 @@ export interface PlatformContext {
   log: Logger;
 }
 
+/**
+ * What an interactive login gets: the CLI (`nanobot channels login`) and the WebUI's Connect button run the same
+ * login. `out` says what to do next; `qr` hands over a code to scan (the terminal draws it, the WebUI shows it as an
+ * image; called again when the platform rotates it); `signal` ends the login when the person gives up.
+ */
+export interface LoginContext extends PlatformContext {
+  out(text: string): void;
+  qr?(content: string): void;
+  signal?: AbortSignal;
+}
+
 export interface ChannelDefinition<S extends ChannelSettings> {
   /** The key under `channels` and the `channel` of its bus messages. */
   name: string;
@@ -35,7 +46,9 @@ export interface ChannelDefinition<S extends ChannelSettings> {
   /** Builds the adapter; imports the platform SDK here (throw `missingSdk(...)` when it is not installed). */
   createPlatform(settings: () => S, context: PlatformContext): Promise<ChatPlatform>;
   /** An interactive login (QR code…), for platforms that need one. */
-  login?(settings: S, context: PlatformContext & { out: (text: string) => void }): Promise<void>;
+  login?(settings: S, context: LoginContext): Promise<void>;
+  /** The login shows a code to scan: the WebUI's channel card offers Connect, which runs `login` with a QR. */
+  qrLogin?: boolean;
   /** Asks the platform (at the configured endpoint) whether the credentials work; for the WebUI's "check" button. */
   verify?(settings: S): Promise<VerifyResult>;
 }
@@ -64,7 +77,8 @@ export interface RegisteredChannel {
   checkSchema(block: unknown): void;
   /** Builds the Channel; `block()` is read again on every use, so a config reload applies. */
   create(context: ChannelBuildContext): Promise<Channel>;
-  login?(block: unknown, context: PlatformContext & { out: (text: string) => void }): Promise<void>;
+  login?(block: unknown, context: LoginContext): Promise<void>;
+  qrLogin?: boolean;
   /** `block` must parse (call `parse` first). */
   verify?(block: unknown): Promise<VerifyResult>;
 }
@@ -122,6 +136,7 @@ export function defineChannel<S extends ChannelSettings>(definition: ChannelDefi
     ...(definition.login
       ? { login: (block: unknown, loginContext) => definition.login?.(parse(block), loginContext) ?? Promise.resolve() }
       : {}),
+    ...(definition.qrLogin && definition.login ? { qrLogin: true } : {}),
   };
 }
 

@@ -18,6 +18,8 @@ export interface GatewayService {
   start(): void;
   /** Stops taking new work and ends what runs; bounded by the shutdown budget. */
   stop(): Promise<void>;
+  /** A config reload was applied: a service that reads settings at start picks up the new ones here. */
+  reconfigure?(loaded: LoadedConfig): void;
 }
 
 /** What a service factory gets: the shared bus and the live agent/config (both change on a reload). */

@@ -3,7 +3,9 @@
  * agent through the same loop a chat message uses, so turns of one session never interleave.
  */
 
+import { isDeepStrictEqual } from 'node:util';
 import { findLegalStart } from '../agent/governor-pairing.js';
+import type { LoadedConfig } from '../config/load.js';
 import { runAsCronJob } from '../cron/context.js';
 import { UNBOUND_AGENT_JOB_REASON } from '../cron/format.js';
 import type { CronService } from '../cron/service.js';
@@ -92,25 +94,47 @@ export async function lastActiveChat(
 }
 
 export function heartbeatService(context: GatewayContext): GatewayService {
-  const { config, workspace } = context.loaded();
-  const beat = config.gateway.heartbeat;
-  const heartbeat = new HeartbeatService({
-    workspace,
-    intervalS: beat.intervalS,
-    log: context.log,
-    runTurn: heartbeatTurn(context, beat.keepRecentMessages),
-    evaluate: (result, tasks) => {
-      const agent = context.agent();
-      return modelEvaluator(agent.provider, agent.model.model, workspace)(result, tasks);
-    },
-    notify: heartbeatNotify(context),
-  });
+  const build = (loaded: LoadedConfig) => {
+    const beat = loaded.config.gateway.heartbeat;
+    const heartbeat = new HeartbeatService({
+      workspace: loaded.workspace,
+      intervalS: beat.intervalS,
+      log: context.log,
+      runTurn: heartbeatTurn(context, beat.keepRecentMessages),
+      evaluate: (result, tasks) => {
+        const agent = context.agent();
+        return modelEvaluator(agent.provider, agent.model.model, loaded.workspace)(result, tasks);
+      },
+      notify: heartbeatNotify(context),
+    });
+    return { heartbeat, settings: { ...beat, workspace: loaded.workspace } };
+  };
+  let current = build(context.loaded());
+  let started = false;
+  // A beat still running when the settings change finishes on its own; shutdown waits for it too.
+  const retiring = new Set<Promise<void>>();
   return {
     name: 'heartbeat',
     start: () => {
-      if (beat.enabled) heartbeat.start();
+      started = true;
+      if (current.settings.enabled) current.heartbeat.start();
     },
-    stop: () => heartbeat.stop(),
+    // Settings saved from the WebUI (or an edited config.json) take effect without a restart.
+    reconfigure: (loaded) => {
+      const next = build(loaded);
+      if (isDeepStrictEqual(next.settings, current.settings)) return;
+      const stopping = current.heartbeat.stop().finally(() => retiring.delete(stopping));
+      retiring.add(stopping);
+      const wasOn = current.settings.enabled;
+      current = next;
+      if (started && current.settings.enabled) current.heartbeat.start();
+      if (current.settings.enabled) context.log.info(`heartbeat: every ${current.settings.intervalS}s now`);
+      else if (wasOn) context.log.info('heartbeat: off now (gateway.heartbeat.enabled is false)');
+    },
+    stop: async () => {
+      started = false;
+      await Promise.all([current.heartbeat.stop(), ...retiring]);
+    },
   };
 }
 

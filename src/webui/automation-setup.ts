@@ -140,7 +140,6 @@ async function heartbeatPayload(backend: WebUiBackend, requiresRestart = false):
       max_bytes: HEARTBEAT_MAX_BYTES,
       problem,
     },
-    // The heartbeat reads its settings when the gateway starts.
     requires_restart: requiresRestart,
   };
 }
@@ -152,15 +151,17 @@ const updateHeartbeat: ActionHandler = async ({ backend }, payload) => {
     (wanted.enabled !== undefined && wanted.enabled !== before.enabled) ||
     (wanted.interval_s !== undefined && wanted.interval_s !== before.intervalS) ||
     (wanted.keep_recent_messages !== undefined && wanted.keep_recent_messages !== before.keepRecentMessages);
+  let applied = true;
   if (changed) {
-    await configOf({ backend }).update((tree) => {
+    ({ applied } = await configOf({ backend }).update((tree) => {
       const beat = objectAt(tree, 'gateway', 'heartbeat');
       if (wanted.enabled !== undefined) beat.enabled = wanted.enabled;
       if (wanted.interval_s !== undefined) beat.intervalS = wanted.interval_s;
       if (wanted.keep_recent_messages !== undefined) beat.keepRecentMessages = wanted.keep_recent_messages;
-    });
+    }));
   }
-  return heartbeatPayload(backend, changed);
+  // The running heartbeat takes the new settings with the reload; a reload the gateway refused needs a restart.
+  return heartbeatPayload(backend, !applied);
 };
 
 const updateFile: ActionHandler = async ({ backend }, payload) => {

@@ -85,7 +85,11 @@ function channelFeature(
   return {
     name: definition.name,
     display_name: definition.displayName,
-    capabilities: ALWAYS_ENABLED.has(definition.name) ? ['always_enabled'] : [],
+    // `qr_connect`: Connect runs the channel's login and shows its code (channel-connect.ts).
+    capabilities: [
+      ...(ALWAYS_ENABLED.has(definition.name) ? ['always_enabled'] : []),
+      ...(definition.qrLogin ? ['qr_connect'] : []),
+    ],
     settings_visible: true,
     type: 'channel',
     enabled,

@@ -4,7 +4,7 @@
  *   settings.feature.enable / .disable {name}   switch `channels.<name>.enabled`; the reload starts or stops it
  *   settings.channel.validate {name, values}    checks the form without saving (channel-validate.ts)
  *   settings.channel.configure {name, values, enable?}   saves the form into `channels.<name>`
- *   settings.channel.connect.start/poll/cancel  QR/device sign-in: none of our channels has one (501 or 404)
+ *   settings.channel.connect.start/poll/cancel  a login with a code to scan (channel-connect.ts)
  * Changes go through the config access (config.json exactly as the CLI writes it, then hot reload).
  */
 import { z } from 'zod';
@@ -16,6 +16,7 @@ import { UserError } from '../util/errors.js';
 import { missingPackages, pinnedSpec } from '../util/on-demand.js';
 import { type ActionHandler, WebuiApiError, type WebuiApiModule } from './api.js';
 import { ALWAYS_ENABLED, type FeaturesPayload, featuresPayload, type LastAction } from './channel-catalog.js';
+import { connectActions } from './channel-connect.js';
 import { parseChannelValues } from './channel-form.js';
 import { validateChannel } from './channel-validate.js';
 
@@ -233,24 +234,6 @@ const configure: ActionHandler = async ({ backend }, payload) => {
   };
 };
 
-/** nanobot signs Feishu in by QR (app registration); no channel here has a QR or device sign-in. */
-function connect(action: string): ActionHandler {
-  return async (_context, payload) => {
-    const channel = payload.channel;
-    if (typeof channel !== 'string' || !CHANNEL_NAME.test(channel))
-      throw new WebuiApiError(400, 'invalid channel name');
-    const definition = findChannel(channel);
-    if (!definition || channel !== 'feishu') {
-      throw new WebuiApiError(404, `channel '${channel}' does not support connect`);
-    }
-    throw new WebuiApiError(
-      501,
-      `${action}: nanobot-ts has no QR sign-in for ${definition.displayName}. Create an app at ` +
-        `${definition.setup.officialUrl ?? 'the developer console'} and enter its App ID and App Secret in the channel form.`,
-    );
-  };
-}
-
 export const settingsFeaturesModule: WebuiApiModule = {
   routes: {
     'settings/nanobot-features': async ({ backend }) => currentFeatures(backend),
@@ -260,8 +243,10 @@ export const settingsFeaturesModule: WebuiApiModule = {
     'settings.feature.disable': disable,
     'settings.channel.validate': validate,
     'settings.channel.configure': configure,
-    'settings.channel.connect.start': connect('connect'),
-    'settings.channel.connect.poll': connect('connect'),
-    'settings.channel.connect.cancel': connect('connect'),
+    ...connectActions({
+      features: (backend) => currentFeatures(backend),
+      dataDir: (backend) => access(backend).loaded().dataDir,
+      block: (backend, name) => channelBlocks(access(backend).loaded().config)[name] ?? {},
+    }),
   },
 };

@@ -130,10 +130,12 @@ describe('automations under the built gateway, over an upstream home', () => {
     });
     expect(await c.next((f) => f.event === 'webui_response' && f.request_id === 'h1')).toMatchObject({
       ok: true,
-      result: { heartbeat: { interval_s: 900 }, requires_restart: true },
+      result: { heartbeat: { interval_s: 900 }, requires_restart: false },
     });
     const after = JSON.parse(readFileSync(configPath, 'utf8')) as { gateway: { heartbeat: Record<string, unknown> } };
     expect(after.gateway.heartbeat.intervalS).toBe(900);
+    // The running heartbeat took the new interval without a restart.
+    if (theirs.enabled ?? true) await eventually(() => expect(gateway.output()).toContain('heartbeat: every 900s now'));
     expect(Object.keys(after.gateway.heartbeat)).not.toContain('interval_s');
   });
 });

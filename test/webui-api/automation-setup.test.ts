@@ -106,7 +106,7 @@ describe('heartbeat settings and HEARTBEAT.md', () => {
     });
     expect(changed.result).toMatchObject({
       heartbeat: { enabled: true, interval_s: 600, keep_recent_messages: 4 },
-      requires_restart: true,
+      requires_restart: false,
     });
     const config = JSON.parse(readFileSync(join(run.dataDir, 'config.json'), 'utf8')) as {
       gateway: { heartbeat: Json };

@@ -8,6 +8,7 @@
  * REST API for the posts written meanwhile (in channels seen before, and in any channel with newer posts), and hands
  * them over in order; the framework drops the ones already answered (same channel + post id).
  */
+import { randomBytes } from 'node:crypto';
 import type { Client4, WebSocketClient, WebSocketMessage } from '@mattermost/client';
 import { errorMessage } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
@@ -54,6 +55,9 @@ const CONNECT_TIMEOUT_MS = 30_000;
 const SDK_RETRY_MS = 3_600_000;
 /** Catching up starts this much before the connection was lost (clocks differ; duplicates are dropped). */
 const CATCH_UP_OVERLAP_MS = 60_000;
+/** Mattermost remembers a pending_post_id for 30 s; a retry after that is a new post anyway. */
+const PENDING_POST_REUSE_MS = 25_000;
+const MAX_UNCONFIRMED = 100;
 
 export interface MattermostPlatformOptions {
   sdk: MattermostSdk;
@@ -90,6 +94,8 @@ export class MattermostPlatform implements ChatPlatform {
   private readonly directory = new Directory();
   private readonly threadsKnown = new RecentIds(5000);
   private readonly queues = new Map<string, Promise<void>>();
+  /** Posts sent whose answer has not come (by chat, thread and text): their pending_post_id, for a retry. */
+  private readonly unconfirmed = new Map<string, { id: string; at: number }>();
   private startedAt?: number;
   /** When (our clock) the last live connection ended: the next one catches up from there. */
   private lostAt?: number;
@@ -140,10 +146,13 @@ export class MattermostPlatform implements ChatPlatform {
 
   async sendText(target: ReplyTarget, part: OutgoingPart): Promise<string> {
     const { client } = this.requireConnection();
+    const message = withoutGroupPings(part.text);
+    const pending = this.pendingPostId(target, message);
     const post = await withTimeout(
       client.createPost({
         channel_id: target.chatId,
-        message: withoutGroupPings(part.text),
+        message,
+        pending_post_id: pending.id,
         ...(target.threadId ? { root_id: target.threadId } : {}),
       }),
       REQUEST_TIMEOUT_MS,
@@ -151,7 +160,23 @@ export class MattermostPlatform implements ChatPlatform {
     ).catch((err: unknown) => {
       throw describeSendError('a post', target.chatId, err);
     });
+    this.unconfirmed.delete(pending.key);
     return post.id;
+  }
+
+  /**
+   * A post whose answer was lost (the connection dropped after the server stored it) is sent again by the retry:
+   * with the same `pending_post_id`, which Mattermost de-duplicates for 30 s, so the chat shows it once.
+   */
+  private pendingPostId(target: ReplyTarget, message: string): { key: string; id: string } {
+    const key = `${target.chatId}\n${target.threadId ?? ''}\n${message}`;
+    const now = Date.now();
+    const earlier = this.unconfirmed.get(key);
+    if (earlier && now - earlier.at < PENDING_POST_REUSE_MS) return { key, id: earlier.id };
+    const id = `${this.bot.id || 'nanobot'}:${now}${randomBytes(4).toString('hex')}`;
+    this.unconfirmed.set(key, { id, at: now });
+    if (this.unconfirmed.size > MAX_UNCONFIRMED) this.unconfirmed.delete(this.unconfirmed.keys().next().value ?? key);
+    return { key, id };
   }
 
   async editText(target: ReplyTarget, messageId: string, part: OutgoingPart): Promise<void> {

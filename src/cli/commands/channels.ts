@@ -14,6 +14,7 @@ import { isProcessAlive, readState } from '../../gateway/state-file.js';
 import { collectSecrets, redactSecrets } from '../../security/secrets.js';
 import { errorMessage, UserError } from '../../util/errors.js';
 import type { GlobalOptions } from '../main.js';
+import { qrPrinter } from '../qr.js';
 import { setup } from '../setup.js';
 import { defaultPackagesIo, missingPackages, offerInstall } from './packages.js';
 
@@ -102,7 +103,12 @@ export async function channelsLogin(name: string, opts: GlobalOptions, io: Chann
   const block = channelBlocks(loaded.config)[name] ?? {};
   await offerInstall(name, loaded.home, { ...defaultPackagesIo(), ...io });
   if (definition.login) {
-    await definition.login(block, { name, dataDir: loaded.dataDir, log: consoleLog(io), out: io.out });
+    const codes = qrPrinter(io.out);
+    try {
+      await definition.login(block, { name, dataDir: loaded.dataDir, log: consoleLog(io), out: io.out, qr: codes.qr });
+    } finally {
+      await codes.done();
+    }
     return;
   }
   const keys = definition.credentials.map((key) => `channels.${name}.${key}`);

@@ -89,6 +89,8 @@ export async function startFakeMattermost(options: { token?: string } = {}) {
     return lastTime;
   };
 
+  const pendingPosts = new Map<string, { postId: string; at: number }>();
+  let answersToLose = 0;
   const server = http.createServer((req, res) => {
     if (down) return void req.socket.destroy();
     void handle(req, res).catch((err: unknown) => {
@@ -302,6 +304,13 @@ export async function startFakeMattermost(options: { token?: string } = {}) {
       fail(res, problem.status, problem.message);
       return;
     }
+    // As Mattermost: a post with a pending_post_id seen in the last 30 s is the one stored then, not a new one.
+    const pendingId = typeof body.pending_post_id === 'string' ? body.pending_post_id : '';
+    const seen = pendingId ? pendingPosts.get(pendingId) : undefined;
+    if (seen && Date.now() - seen.at < 30_000 && posts.has(seen.postId)) {
+      json(res, 201, posts.get(seen.postId));
+      return;
+    }
     const fileIds = Array.isArray(body.file_ids) ? body.file_ids.map(String) : [];
     const post = storePost({
       user_id: BOT.id,
@@ -310,6 +319,13 @@ export async function startFakeMattermost(options: { token?: string } = {}) {
       root_id: typeof body.root_id === 'string' ? body.root_id : '',
       file_ids: fileIds,
     });
+    if (pendingId) pendingPosts.set(pendingId, { postId: post.id, at: Date.now() });
+    // The connection dropping after the server stored the post: the bot never hears that it did.
+    if (answersToLose > 0) {
+      answersToLose -= 1;
+      res.socket?.destroy();
+      return;
+    }
     json(res, 201, post);
   }
 
@@ -400,6 +416,10 @@ export async function startFakeMattermost(options: { token?: string } = {}) {
     /** Live WebSocket connections (authenticated). */
     connections(): number {
       return live.size;
+    },
+    /** The next `count` posts the bot creates are stored, but their answers are lost with the connection. */
+    loseNextPostAnswers(count = 1): void {
+      answersToLose = count;
     },
     drop(): void {
       down = true;

@@ -138,6 +138,19 @@ describe('mattermost channel', () => {
     expect(run.mm.connections()).toBe(1);
   });
 
+  it('a post whose answer was lost is sent again with the same pending_post_id, so the chat shows it once', async () => {
+    const run = await start();
+    run.mm.loseNextPostAnswers(1);
+    run.llm.enqueue({ text: 'Said once.' });
+    run.mm.userSays({ ...dm, text: 'hello' });
+    const creates = () => run.mm.callsTo('POST', /\/posts$/);
+    await eventually(() => expect(creates().length).toBeGreaterThanOrEqual(2), 20_000);
+    await eventually(() => expect(shown(run, OWNER_DM)).toEqual(['Said once.']));
+    const [first, retry] = creates();
+    expect(first?.body.pending_post_id).toEqual(expect.any(String));
+    expect(retry?.body.pending_post_id).toBe(first?.body.pending_post_id);
+  });
+
   it('with teamId serves only that team’s channels; direct messages still work', async () => {
     const run = await start({ teamId: 'teamA0000000000000000000t1' });
     run.mm.userSays({ channelId: TOWN, user: OWNER, text: `${mention} other team` });

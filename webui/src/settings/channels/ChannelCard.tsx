@@ -3,7 +3,7 @@
  * setup form (the fields of its setup description). "Check" asks the gateway to validate the form without saving
  * (`settings.channel.validate`: required fields, the channel's own settings check, a call to its platform); "Save"
  * checks first and saves only a form without failures (`settings.channel.configure`), turning the channel on when
- * asked; the gateway then starts it without a restart.
+ * asked; the gateway then starts it without a restart. A channel with a QR login also offers Connect (QrConnect).
  */
 import { useEffect, useId, useMemo, useState } from 'react';
 import type { SettingsClient } from '../client.js';
@@ -11,9 +11,11 @@ import { BusyButton, Notice, Toggle } from '../controls.js';
 import { usePageText } from '../text.js';
 import { ChannelField } from './fields.js';
 import { type ChannelsText, channelsMessages } from './messages.js';
+import { QrConnect } from './QrConnect.js';
 import {
   type ChannelFeature,
   type FeaturesPayload,
+  hasQrConnect,
   isAlwaysOn,
   type SetupField,
   type ValidationPayload,
@@ -218,6 +220,7 @@ export function ChannelCard({
           </button>
         )}
       </div>
+      {hasQrConnect(feature) && <QrConnect feature={feature} client={client} onChanged={onChanged} />}
       {outcome && !open && <Notice kind={outcome.kind}>{outcome.text}</Notice>}
       {fields.length > 0 && (
         <div id={formId} className="channels-form" hidden={!open}>

@@ -89,3 +89,5 @@ export interface PairingPayload {
 
 /** The channel serving this WebUI: it cannot be switched off from it. */
 export const isAlwaysOn = (feature: ChannelFeature) => feature.capabilities?.includes('always_enabled') === true;
+/** The channel's login shows a code to scan: its card offers Connect (QrConnect). */
+export const hasQrConnect = (feature: ChannelFeature) => feature.capabilities?.includes('qr_connect') === true;
