@@ -39,6 +39,9 @@ const ALLOWED = {
   'src/channels/media.ts': 'downloads inbound media into ~/.nanobot/media',
   'src/channels/signal/files.ts':
     "reads inbound attachments from signal-cli's attachments dir (confined to it); outbound media copies under ~/.nanobot/media",
+  'src/channels/msteams/media.ts':
+    'opens outbound media: copies the message tool made under ~/.nanobot/media after its check',
+  'src/channels/msteams/references.ts': 'Teams conversation references under ~/.nanobot',
   'src/channels/pairing.ts': 'pairing state under ~/.nanobot',
   'src/channels/slack/platform.ts':
     'opens outbound media: copies the message tool made under ~/.nanobot/media after its check',

@@ -13,6 +13,7 @@ import { emailChannel } from './email/index.js';
 import { feishuChannel } from './feishu/index.js';
 import { matrixChannel } from './matrix/index.js';
 import { mattermostChannel } from './mattermost/index.js';
+import { msteamsChannel } from './msteams/index.js';
 import type { PairingStore } from './pairing.js';
 import type { CommandInfo } from './platform.js';
 import { signalChannel } from './signal/index.js';
@@ -29,6 +30,7 @@ export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
   matrixChannel,
   mattermostChannel,
   signalChannel,
+  msteamsChannel,
   emailChannel,
 ];
 

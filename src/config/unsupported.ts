@@ -75,6 +75,11 @@ const CHANNEL_KEYS_NOT_ACTED_ON: readonly UnsupportedKey[] = [
     reason: 'allowFrom entries are user ids or @usernames here; e-mail addresses admit nobody (strangers can pair)',
     isSet: (value) => value === 'email',
   },
+  {
+    path: 'channels.msteams.validateInboundAuth',
+    reason: 'the Bot Framework token check cannot be switched off here (with false the channel does not start)',
+    isSet: (value) => value === false,
+  },
   ...channelKeys('websocket', 'the WebSocket channel does not use it yet', {
     unixSocketPath: '',
     trustedProxyAuth: null,
@@ -165,7 +170,7 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
     path: 'channels.transcriptionLanguage',
     reason: 'voice messages are not transcribed yet (deprecated upstream: transcription.language)',
   },
-  ...['dingtalk', 'mochat', 'msteams', 'napcat', 'qq', 'wecom', 'weixin', 'whatsapp'].map((name) => ({
+  ...['dingtalk', 'mochat', 'napcat', 'qq', 'wecom', 'weixin', 'whatsapp'].map((name) => ({
     path: `channels.${name}`,
     reason: MISSING_CHANNEL,
     isSet: enabled,

@@ -127,6 +127,10 @@ const UPSTREAM_PATHS: readonly string[] = [
   ),
   ...each('channels.signal.dm', 'enabled policy allowFrom'),
   ...each('channels.signal.group', 'enabled policy allowFrom requireMention'),
+    'channels.msteams',
+    `enabled appId appPassword tenantId host port path allowFrom replyInThread mentionOnlyResponse
+     validateInboundAuth refTtlDays pruneWebChatRefs pruneNonPersonalRefs refTouchIntervalS trustedServiceUrlHosts`,
+  ),
   ...each(
     'channels.websocket',
     `enabled host port unixSocketPath path publicWsUrl token tokenIssuePath tokenIssueSecret trustedProxyAuth
