@@ -18,6 +18,7 @@ import type { CommandInfo } from './platform.js';
 import { slackChannel } from './slack/index.js';
 import { telegramChannel } from './telegram/index.js';
 import { websocketChannel } from './websocket/index.js';
+import { weixinChannel } from './weixin/index.js';
 
 export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
   telegramChannel,
@@ -28,6 +29,7 @@ export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
   matrixChannel,
   mattermostChannel,
   emailChannel,
+  weixinChannel,
 ];
 
 /** Every channel's settings schema by name, for config notices (unknown keys inside channel blocks). */

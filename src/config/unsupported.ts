@@ -75,6 +75,17 @@ const CHANNEL_KEYS_NOT_ACTED_ON: readonly UnsupportedKey[] = [
     reason: 'allowFrom entries are user ids or @usernames here; e-mail addresses admit nobody (strangers can pair)',
     isSet: (value) => value === 'email',
   },
+  ...channelKeys(
+    'weixin',
+    'the WeChat channel sends no live blocks or structured progress yet (answers arrive whole)',
+    {
+      replyProgressMessages: false,
+      replyProgressMaxMessages: 2,
+      blockStreaming: false,
+      blockStreamingMinChars: 1200,
+      blockStreamingMaxMessages: 3,
+    },
+  ),
   ...channelKeys('websocket', 'the WebSocket channel does not use it yet', {
     unixSocketPath: '',
     trustedProxyAuth: null,
@@ -165,7 +176,7 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
     path: 'channels.transcriptionLanguage',
     reason: 'voice messages are not transcribed yet (deprecated upstream: transcription.language)',
   },
-  ...['dingtalk', 'mochat', 'msteams', 'napcat', 'qq', 'signal', 'wecom', 'weixin', 'whatsapp'].map((name) => ({
+  ...['dingtalk', 'mochat', 'msteams', 'napcat', 'qq', 'signal', 'wecom', 'whatsapp'].map((name) => ({
     path: `channels.${name}`,
     reason: MISSING_CHANNEL,
     isSet: enabled,

@@ -20,6 +20,8 @@ export interface ContractFake {
   settings: Record<string, unknown>;
   /** The platform's id for a contract user, where it differs from the contract's id (Matrix: `@name:server`). */
   senderId?(sender: ContractMessage['sender']): string;
+  /** The platform's id for a contract chat, where it differs (WeChat: a direct chat is the user's id). */
+  chatId?(chatId: string): string;
   userSays(message: ContractMessage): void | Promise<void>;
   /** The bot's messages in a chat as the user sees them now (edits applied), in the platform's markup, in order. */
   messagesIn(chatId: string): string[];
@@ -140,7 +142,11 @@ export function describeChannelContract(adapter: ContractAdapter): void {
       await eventually(async () => expect(await channelState(run.gateway, adapter.name)).not.toBe('running'));
       run.llm.enqueue({ text: 'second answer' });
       say(run, 'second, written while the bot was offline');
-      run.gateway.bus.publishOutbound({ channel: adapter.name, chatId: CHAT, content: 'sent while offline' });
+      run.gateway.bus.publishOutbound({
+        channel: adapter.name,
+        chatId: run.fake.chatId?.(CHAT) ?? CHAT,
+        content: 'sent while offline',
+      });
       await new Promise((resolve) => setTimeout(resolve, 200));
       await run.fake.restoreConnection();
 

@@ -122,6 +122,12 @@ const UPSTREAM_PATHS: readonly string[] = [
      sendProgress sendToolHints dm`,
   ),
   ...each(
+    'channels.weixin',
+    `enabled token allowFrom baseUrl cdnBaseUrl routeTag stateDir pollTimeout sendProgress sendToolHints
+     replyProgressMessages replyProgressMaxMessages contextMessageBudget streaming blockStreaming
+     blockStreamingMinChars blockStreamingMaxMessages`,
+  ),
+  ...each(
     'channels.websocket',
     `enabled host port unixSocketPath path publicWsUrl token tokenIssuePath tokenIssueSecret trustedProxyAuth
      tokenTtlS websocketRequiresToken allowFrom streaming maxMessageBytes pingIntervalS pingTimeoutS sslCertfile
