@@ -59,6 +59,13 @@ export type WeixinMessage = z.infer<typeof weixinMessage>;
 type Item = z.infer<typeof messageItem>;
 export type MediaItem = z.infer<typeof mediaItem>;
 
+const DEFAULT_NAMES: Record<AttachmentKind, string> = {
+  image: 'image.jpg',
+  audio: 'voice.silk',
+  video: 'video.mp4',
+  file: 'file',
+};
+
 /** Messages the bot itself sent come back in the stream too. */
 const FROM_BOT = 2;
 
@@ -86,7 +93,8 @@ export function toIncoming(message: WeixinMessage, open: Opener): IncomingMessag
     if (opened) {
       attachments.push({
         kind: media.kind,
-        ...(media.item.file_name ? { name: media.item.file_name } : {}),
+        // WeChat sends photos as JPEG and voice as SILK; only files carry a name of their own.
+        name: media.item.file_name || DEFAULT_NAMES[media.kind],
         ...(media.kind === 'file' && Number(media.item.len) > 0 ? { size: Number(media.item.len) } : {}),
         open: opened,
       });

@@ -261,6 +261,13 @@ export async function startFakeIlink(options: FakeIlinkOptions = {}) {
       wake();
       return message;
     },
+    /** A context token WeChat gave out for `user` (as if they wrote earlier), without a message to deliver. */
+    issueContext(user: string): string {
+      const token = `ctx-issued-${randomBytes(3).toString('hex')}`;
+      contexts.set(user, token);
+      issued.set(token, user);
+      return token;
+    },
     /** Puts a file on the CDN, encrypted with `key`; returns the encrypt_query_param that names it. */
     putCdn(plain: Buffer, key: Buffer): string {
       const param = `in-${randomBytes(6).toString('hex')}`;
