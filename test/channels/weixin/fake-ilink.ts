@@ -68,7 +68,7 @@ export async function startFakeIlink(options: FakeIlinkOptions = {}) {
     string,
     { polls: number; state: 'wait' | 'scaned' | 'confirmed' | 'expired'; token?: string }
   >();
-  const overrides: { endpoint: string; answer: unknown; status?: number }[] = [];
+  const overrides: { endpoint: string; answer: unknown; status?: number; headers?: Record<string, string> }[] = [];
 
   const wake = () => {
     for (const resolve of [...waiters]) resolve();
@@ -96,14 +96,14 @@ export async function startFakeIlink(options: FakeIlinkOptions = {}) {
     const body = raw.length ? (JSON.parse(raw.toString('utf8')) as Record<string, unknown>) : {};
     const endpoint = url.pathname.replace(/^\/ilink\/bot\//, '');
     calls.push({ path: `${url.pathname}${url.search}`, headers: req.headers, body });
-    const json = (value: unknown, status = 200) => {
-      res.writeHead(status, { 'content-type': 'application/json' });
+    const json = (value: unknown, status = 200, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(JSON.stringify(value));
     };
     const override = overrides.findIndex((o) => o.endpoint === endpoint);
     if (override >= 0) {
       const [o] = overrides.splice(override, 1);
-      return json(o?.answer, o?.status);
+      return json(o?.answer, o?.status, o?.headers);
     }
     if (endpoint === 'get_bot_qrcode') {
       const code = `qr-${codes.size + 1}`;
@@ -282,8 +282,8 @@ export async function startFakeIlink(options: FakeIlinkOptions = {}) {
         .filter((t): t is string => t !== undefined);
     },
     /** The next answer of an endpoint (`getupdates`, `sendmessage`…) is this, with this HTTP status. */
-    answerNext(endpoint: string, answer: unknown, status = 200): void {
-      overrides.push({ endpoint, answer, status });
+    answerNext(endpoint: string, answer: unknown, status = 200, headers: Record<string, string> = {}): void {
+      overrides.push({ endpoint, answer, status, headers });
     },
     revoke(token: string): void {
       validTokens.delete(token);

@@ -33,6 +33,7 @@ export async function startWeixinGateway(
   settings: Record<string, unknown> = {},
   fakeOptions: FakeIlinkOptions = {},
   account: Record<string, unknown> = {},
+  gatewayOptions: Parameters<typeof startChannelGateway>[1] = {},
 ): Promise<WeixinGateway> {
   const ilink = await startFakeIlink(fakeOptions);
   const llm = await startFakeLLM();
@@ -43,7 +44,7 @@ export async function startWeixinGateway(
     ...settings,
   });
   writeAccount(files.dataDir, { token: ilink.token, base_url: ilink.url, ...account });
-  const gateway = await startChannelGateway(files);
+  const gateway = await startChannelGateway(files, gatewayOptions);
   return {
     gateway,
     ilink,
