@@ -45,6 +45,9 @@ const ALLOWED = {
   'src/channels/pairing.ts': 'pairing state under ~/.nanobot',
   'src/channels/slack/platform.ts':
     'opens outbound media: copies the message tool made under ~/.nanobot/media after its check',
+  'src/channels/weixin/platform.ts':
+    'opens outbound media: copies the message tool made under ~/.nanobot/media after its check',
+  'src/channels/weixin/state.ts': 'WeChat login state (account.json) under ~/.nanobot/weixin',
   'src/channels/websocket/http.ts': 'serves the WebUI build from the package directory',
   'src/channels/websocket/rest.ts': '/api/media streams a file it opened and checked inside ~/.nanobot/media',
   'src/channels/websocket/token.ts': 'WebSocket token file under ~/.nanobot',

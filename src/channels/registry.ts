@@ -20,6 +20,7 @@ import { signalChannel } from './signal/index.js';
 import { slackChannel } from './slack/index.js';
 import { telegramChannel } from './telegram/index.js';
 import { websocketChannel } from './websocket/index.js';
+import { weixinChannel } from './weixin/index.js';
 
 export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
   telegramChannel,
@@ -32,6 +33,7 @@ export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
   signalChannel,
   msteamsChannel,
   emailChannel,
+  weixinChannel,
 ];
 
 /** Every channel's settings schema by name, for config notices (unknown keys inside channel blocks). */

@@ -80,6 +80,17 @@ const CHANNEL_KEYS_NOT_ACTED_ON: readonly UnsupportedKey[] = [
     reason: 'the Bot Framework token check cannot be switched off here (with false the channel does not start)',
     isSet: (value) => value === false,
   },
+  ...channelKeys(
+    'weixin',
+    'the WeChat channel sends no live blocks or structured progress yet (answers arrive whole)',
+    {
+      replyProgressMessages: false,
+      replyProgressMaxMessages: 2,
+      blockStreaming: false,
+      blockStreamingMinChars: 1200,
+      blockStreamingMaxMessages: 3,
+    },
+  ),
   ...channelKeys('websocket', 'the WebSocket channel does not use it yet', {
     unixSocketPath: '',
     trustedProxyAuth: null,
@@ -170,7 +181,7 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
     path: 'channels.transcriptionLanguage',
     reason: 'voice messages are not transcribed yet (deprecated upstream: transcription.language)',
   },
-  ...['dingtalk', 'mochat', 'napcat', 'qq', 'wecom', 'weixin', 'whatsapp'].map((name) => ({
+  ...['dingtalk', 'mochat', 'napcat', 'qq', 'wecom', 'whatsapp'].map((name) => ({
     path: `channels.${name}`,
     reason: MISSING_CHANNEL,
     isSet: enabled,

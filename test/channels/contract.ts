@@ -20,6 +20,8 @@ export interface ContractFake {
   settings: Record<string, unknown>;
   /** The platform's id for a contract user, where it differs from the contract's id (Matrix: `@name:server`). */
   senderId?(sender: ContractMessage['sender']): string;
+  /** The platform's id for a contract chat, where it differs (WeChat: a direct chat is the user's id). */
+  chatId?(chatId: string): string;
   userSays(message: ContractMessage): void | Promise<void>;
   /** The bot's messages in a chat as the user sees them now (edits applied), in the platform's markup, in order. */
   messagesIn(chatId: string): string[];
@@ -153,6 +155,12 @@ export function describeChannelContract(adapter: ContractAdapter): void {
       // A webhook channel: both messages have met the outage before it ends.
       if (refused) await eventually(() => expect(refused()).toBeGreaterThanOrEqual(2));
       else await new Promise((resolve) => setTimeout(resolve, 200));
+      run.gateway.bus.publishOutbound({
+        channel: adapter.name,
+        chatId: run.fake.chatId?.(CHAT) ?? CHAT,
+        content: 'sent while offline',
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
       await run.fake.restoreConnection();
 
       await eventually(

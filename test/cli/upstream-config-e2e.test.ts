@@ -85,7 +85,7 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
   ['transcription', (c) => Object.assign(c, { transcription: { provider: 'groq' } })],
   ['channels.transcriptionProvider', (c) => Object.assign(c, { channels: { transcriptionProvider: 'openai' } })],
   ['channels.transcriptionLanguage', (c) => Object.assign(c, { channels: { transcriptionLanguage: 'de' } })],
-  ...['dingtalk', 'mochat', 'napcat', 'qq', 'wecom', 'weixin', 'whatsapp'].map(
+  ...['dingtalk', 'mochat', 'napcat', 'qq', 'wecom', 'whatsapp'].map(
     (name): [string, (c: ConfigJson) => void] => [
       `channels.${name}`,
       (c) => Object.assign(c, { channels: { websocket: { enabled: false }, [name]: { enabled: true } } }),
@@ -126,6 +126,11 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
       ['mattermost', 'streamingMaxChars', 4000],
       ['mattermost', 'allowFromMatchMode', 'email'],
       ['msteams', 'validateInboundAuth', false],
+      ['weixin', 'replyProgressMessages', true],
+      ['weixin', 'replyProgressMaxMessages', 3],
+      ['weixin', 'blockStreaming', true],
+      ['weixin', 'blockStreamingMinChars', 600],
+      ['weixin', 'blockStreamingMaxMessages', 2],
       ['websocket', 'unixSocketPath', '/tmp/nb.sock'],
       ['websocket', 'trustedProxyAuth', { header: 'X-User' }],
       ['websocket', 'pingTimeoutS', 30],

@@ -130,6 +130,10 @@ const UPSTREAM_PATHS: readonly string[] = [
     'channels.msteams',
     `enabled appId appPassword tenantId host port path allowFrom replyInThread mentionOnlyResponse
      validateInboundAuth refTtlDays pruneWebChatRefs pruneNonPersonalRefs refTouchIntervalS trustedServiceUrlHosts`,
+    'channels.weixin',
+    `enabled token allowFrom baseUrl cdnBaseUrl routeTag stateDir pollTimeout sendProgress sendToolHints
+     replyProgressMessages replyProgressMaxMessages contextMessageBudget streaming blockStreaming
+     blockStreamingMinChars blockStreamingMaxMessages`,
   ),
   ...each(
     'channels.websocket',
