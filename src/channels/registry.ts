@@ -13,6 +13,7 @@ import { emailChannel } from './email/index.js';
 import { feishuChannel } from './feishu/index.js';
 import { matrixChannel } from './matrix/index.js';
 import { mattermostChannel } from './mattermost/index.js';
+import { napcatChannel } from './napcat/index.js';
 import type { PairingStore } from './pairing.js';
 import type { CommandInfo } from './platform.js';
 import { slackChannel } from './slack/index.js';
@@ -27,6 +28,7 @@ export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
   feishuChannel,
   matrixChannel,
   mattermostChannel,
+  napcatChannel,
   emailChannel,
 ];
 

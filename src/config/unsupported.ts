@@ -17,6 +17,10 @@ export interface UnsupportedKey {
 }
 
 const enabled = (value: unknown) => isPlainObject(value) && value.enabled === true;
+/** Upstream's NapCat group policy may be a reply probability; 0 and 1 are mention and open. */
+const isProbability = (value: unknown) => typeof value === 'number' && value !== 0 && value !== 1;
+const PROBABILITY =
+  'a reply probability is not supported here: 1 answers every message (open), any other number only mentions';
 
 /** Keys of upstream's blocks for the channels this version has, which those channels do not act on (yet). */
 const CHANNEL_KEYS_NOT_ACTED_ON: readonly UnsupportedKey[] = [
@@ -74,6 +78,16 @@ const CHANNEL_KEYS_NOT_ACTED_ON: readonly UnsupportedKey[] = [
     path: 'channels.mattermost.allowFromMatchMode',
     reason: 'allowFrom entries are user ids or @usernames here; e-mail addresses admit nobody (strangers can pair)',
     isSet: (value) => value === 'email',
+  },
+  {
+    path: 'channels.napcat.groupPolicy',
+    reason: PROBABILITY,
+    isSet: isProbability,
+  },
+  {
+    path: 'channels.napcat.groupPolicyOverrides',
+    reason: PROBABILITY,
+    isSet: (value) => isPlainObject(value) && Object.values(value).some(isProbability),
   },
   ...channelKeys('websocket', 'the WebSocket channel does not use it yet', {
     unixSocketPath: '',
@@ -165,7 +179,7 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
     path: 'channels.transcriptionLanguage',
     reason: 'voice messages are not transcribed yet (deprecated upstream: transcription.language)',
   },
-  ...['dingtalk', 'mochat', 'msteams', 'napcat', 'qq', 'signal', 'wecom', 'weixin', 'whatsapp'].map((name) => ({
+  ...['dingtalk', 'mochat', 'msteams', 'qq', 'signal', 'wecom', 'weixin', 'whatsapp'].map((name) => ({
     path: `channels.${name}`,
     reason: MISSING_CHANNEL,
     isSet: enabled,

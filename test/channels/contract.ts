@@ -20,6 +20,10 @@ export interface ContractFake {
   settings: Record<string, unknown>;
   /** The platform's id for a contract user, where it differs from the contract's id (Matrix: `@name:server`). */
   senderId?(sender: ContractMessage['sender']): string;
+  /** How allowFrom names a contract user, where the platform has no usernames (QQ numbers); default `@username`. */
+  allowFromEntry?(sender: ContractMessage['sender']): string;
+  /** The channel's chat id of a contract chat, where the platform's ids have a form (QQ: `private:<number>`). */
+  chatIdOf?(chatId: string): string;
   userSays(message: ContractMessage): void | Promise<void>;
   /** The bot's messages in a chat as the user sees them now (edits applied), in the platform's markup, in order. */
   messagesIn(chatId: string): string[];
@@ -66,7 +70,8 @@ export function describeChannelContract(adapter: ContractAdapter): void {
     async function start(): Promise<Running> {
       const fake = await adapter.startFake();
       const llm = await startFakeLLM();
-      const settings = { ...fake.settings, allowFrom: [`@${OWNER.username}`], groupPolicy: 'mention' };
+      const owner = fake.allowFromEntry?.(OWNER) ?? `@${OWNER.username}`;
+      const settings = { ...fake.settings, allowFrom: [owner], groupPolicy: 'mention' };
       const files = await writeChannelConfig(adapter.name, llm, settings);
       const debug = process.env.CONTRACT_DEBUG ? { log: createLogger('debug') } : {};
       const gateway = await startChannelGateway(files, debug);
@@ -140,7 +145,11 @@ export function describeChannelContract(adapter: ContractAdapter): void {
       await eventually(async () => expect(await channelState(run.gateway, adapter.name)).not.toBe('running'));
       run.llm.enqueue({ text: 'second answer' });
       say(run, 'second, written while the bot was offline');
-      run.gateway.bus.publishOutbound({ channel: adapter.name, chatId: CHAT, content: 'sent while offline' });
+      run.gateway.bus.publishOutbound({
+        channel: adapter.name,
+        chatId: run.fake.chatIdOf?.(CHAT) ?? CHAT,
+        content: 'sent while offline',
+      });
       await new Promise((resolve) => setTimeout(resolve, 200));
       await run.fake.restoreConnection();
 

@@ -85,7 +85,7 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
   ['transcription', (c) => Object.assign(c, { transcription: { provider: 'groq' } })],
   ['channels.transcriptionProvider', (c) => Object.assign(c, { channels: { transcriptionProvider: 'openai' } })],
   ['channels.transcriptionLanguage', (c) => Object.assign(c, { channels: { transcriptionLanguage: 'de' } })],
-  ...['dingtalk', 'mochat', 'msteams', 'napcat', 'qq', 'signal', 'wecom', 'weixin', 'whatsapp'].map(
+  ...['dingtalk', 'mochat', 'msteams', 'qq', 'signal', 'wecom', 'weixin', 'whatsapp'].map(
     (name): [string, (c: ConfigJson) => void] => [
       `channels.${name}`,
       (c) => Object.assign(c, { channels: { websocket: { enabled: false }, [name]: { enabled: true } } }),
@@ -125,6 +125,8 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
       ['mattermost', 'doneEmoji', 'tada'],
       ['mattermost', 'streamingMaxChars', 4000],
       ['mattermost', 'allowFromMatchMode', 'email'],
+      ['napcat', 'groupPolicy', 0.3],
+      ['napcat', 'groupPolicyOverrides', { '123456': 0.5 }],
       ['websocket', 'unixSocketPath', '/tmp/nb.sock'],
       ['websocket', 'trustedProxyAuth', { header: 'X-User' }],
       ['websocket', 'pingTimeoutS', 30],

@@ -122,6 +122,10 @@ const UPSTREAM_PATHS: readonly string[] = [
      sendProgress sendToolHints dm`,
   ),
   ...each(
+    'channels.napcat',
+    'enabled wsUrl accessToken allowFrom groupPolicy groupPolicyOverrides welcomeNewMembers maxImageBytes',
+  ),
+  ...each(
     'channels.websocket',
     `enabled host port unixSocketPath path publicWsUrl token tokenIssuePath tokenIssueSecret trustedProxyAuth
      tokenTtlS websocketRequiresToken allowFrom streaming maxMessageBytes pingIntervalS pingTimeoutS sslCertfile
