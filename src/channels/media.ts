@@ -56,10 +56,17 @@ export async function saveAttachment(attachment: IncomingAttachment, dir: string
   const name = safeFileName(attachment.name, `${attachment.kind}${fallbackExt}`);
   const path = join(dir, `${Date.now()}-${randomBytes(3).toString('hex')}-${name}`);
   const controller = new AbortController();
+  // Opened first: a stream created before a refused download could still create its (empty) file after the rm below.
+  let source: AsyncIterable<Uint8Array>;
+  try {
+    source = await attachment.open(controller.signal);
+  } catch (err) {
+    throw new Error(`download failed: ${errorMessage(err)}`);
+  }
   const out = createWriteStream(path, { mode: 0o600 });
   let written = 0;
   try {
-    for await (const chunk of await attachment.open(controller.signal)) {
+    for await (const chunk of source) {
       written += chunk.byteLength;
       if (written > maxBytes) {
         controller.abort();

@@ -56,6 +56,8 @@ export interface FakeOneBot {
   actions: ActionCall[];
   /** Actions answered with retcode 1404 (not implemented), like a plainer implementation. */
   unsupported: Set<string>;
+  /** What get_file / get_image answer for a file id, instead of a URL of `serve` (e.g. only a local path). */
+  fileAnswers: Map<string, Record<string, unknown>>;
   /** Serves bytes at `<httpUrl>/files/<name>`; returns the URL. */
   serve(name: string, body: Buffer | (() => Buffer)): string;
   downloads: string[];
@@ -79,6 +81,7 @@ export async function startFakeOneBot(options: { token?: string; heartbeatMs?: n
   const actions: ActionCall[] = [];
   const unsupported = new Set<string>();
   const files = new Map<string, Buffer | (() => Buffer)>();
+  const fileAnswers = new Map<string, Record<string, unknown>>();
   const downloads: string[] = [];
   const upgrades: FakeOneBot['upgrades'] = [];
   const history = new Map<string, Record<string, unknown>[]>();
@@ -89,6 +92,10 @@ export async function startFakeOneBot(options: { token?: string; heartbeatMs?: n
     const name = decodeURIComponent((req.url ?? '').replace(/^\/files\//, ''));
     const body = files.get(name);
     downloads.push(req.url ?? '');
+    if (req.url?.startsWith('/redirect?to=')) {
+      res.writeHead(302, { location: decodeURIComponent(req.url.slice('/redirect?to='.length)) }).end();
+      return;
+    }
     if (!req.url?.startsWith('/files/') || body === undefined) {
       res.writeHead(404).end();
       return;
@@ -182,6 +189,8 @@ export async function startFakeOneBot(options: { token?: string; heartbeatMs?: n
       case 'get_file':
       case 'get_image': {
         const name = String(params.file_id ?? params.file ?? '');
+        const canned = fileAnswers.get(name);
+        if (canned) return reply(ws, frame.echo, canned);
         return files.has(name)
           ? reply(ws, frame.echo, { file: `/var/napcat/cache/${name}`, url: `${httpUrl}/files/${name}` })
           : reply(ws, frame.echo, null, { retcode: 1404, wording: 'no such file' });
@@ -236,6 +245,7 @@ export async function startFakeOneBot(options: { token?: string; heartbeatMs?: n
     sent,
     actions,
     unsupported,
+    fileAnswers,
     downloads,
     upgrades,
     serve(name, body) {
