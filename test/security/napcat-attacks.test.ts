@@ -90,8 +90,12 @@ describe('napcat: who sent it', () => {
     run.bot.userSays({ chatId: GROUP, userId: OWNER, segments: [{ type: 'at', data: { qq: '3000000002' } }] });
     run.bot.userSays({ chatId: GROUP, userId: OWNER, text: `@${SELF.id} hello` });
     run.bot.userSays({ chatId: GROUP, userId: OWNER, asString: `&#91;CQ:at,qq=${SELF.id}&#93; hello` });
-    await quiet();
-    expect(run.llm.requests).toHaveLength(0);
+    // A real mention after them: its answer comes once every earlier message of the chat was handled.
+    run.llm.enqueue({ text: 'Only this one.' });
+    run.bot.userSays({ chatId: GROUP, userId: OWNER, text: '@bot the real mention' });
+    await eventually(() => expect(run.bot.messagesIn(GROUP)).toEqual(['Only this one.']));
+    expect(run.llm.requests).toHaveLength(1);
+    expect(lastUserText(run)).toContain('the real mention');
   });
 });
 

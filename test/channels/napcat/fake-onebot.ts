@@ -56,6 +56,10 @@ export interface FakeOneBot {
   actions: ActionCall[];
   /** Actions answered with retcode 1404 (not implemented), like a plainer implementation. */
   unsupported: Set<string>;
+  /** Actions never answered (a hung implementation). */
+  silent: Set<string>;
+  /** Actions answered only after this many milliseconds (answers then arrive out of order). */
+  delays: Map<string, number>;
   /** What get_file / get_image answer for a file id, instead of a URL of `serve` (e.g. only a local path). */
   fileAnswers: Map<string, Record<string, unknown>>;
   /** Serves bytes at `<httpUrl>/files/<name>`; returns the URL. */
@@ -82,6 +86,8 @@ export async function startFakeOneBot(options: { token?: string; heartbeatMs?: n
   const unsupported = new Set<string>();
   const files = new Map<string, Buffer | (() => Buffer)>();
   const fileAnswers = new Map<string, Record<string, unknown>>();
+  const silent = new Set<string>();
+  const delays = new Map<string, number>();
   const downloads: string[] = [];
   const upgrades: FakeOneBot['upgrades'] = [];
   const history = new Map<string, Record<string, unknown>[]>();
@@ -118,7 +124,13 @@ export async function startFakeOneBot(options: { token?: string; heartbeatMs?: n
     wss.handleUpgrade(req, socket, head, (ws) => {
       sockets.add(ws);
       ws.on('close', () => sockets.delete(ws));
-      ws.on('message', (raw) => answer(ws, String(raw)));
+      ws.on('message', (raw) => {
+        const { action } = JSON.parse(String(raw)) as { action: string };
+        if (silent.has(action)) return;
+        const delay = delays.get(action);
+        if (delay === undefined) answer(ws, String(raw));
+        else setTimeout(() => answer(ws, String(raw)), delay);
+      });
       ws.send(JSON.stringify(meta('lifecycle', { sub_type: 'connect' })));
     });
   });
@@ -245,6 +257,8 @@ export async function startFakeOneBot(options: { token?: string; heartbeatMs?: n
     sent,
     actions,
     unsupported,
+    silent,
+    delays,
     fileAnswers,
     downloads,
     upgrades,
