@@ -83,7 +83,9 @@ export class OneBotSocket {
 
   /** Opens the socket; a refused token is a UserError (not retried), anything else a plain Error (retried). */
   open(): Promise<void> {
-    const { url, accessToken } = this.options;
+    const { accessToken } = this.options;
+    const url = this.options.url;
+    const shown = url.split('?')[0] ?? url;
     const headers: Record<string, string> = accessToken ? { Authorization: `Bearer ${accessToken}` } : {};
     const socket = new this.options.WebSocket(url, {
       headers,
@@ -101,10 +103,10 @@ export class OneBotSocket {
         reject(
           status === 401 || status === 403
             ? new UserError(
-                `The OneBot server at ${url} refused channels.napcat.accessToken (HTTP ${status}).`,
+                `The OneBot server at ${shown} refused channels.napcat.accessToken (HTTP ${status}).`,
                 'Put the token of NapCat’s WebSocket server (its "token" setting) in channels.napcat.accessToken.',
               )
-            : new Error(`the OneBot server at ${url} answered HTTP ${status} instead of opening a WebSocket`),
+            : new Error(`the OneBot server at ${shown} answered HTTP ${status} instead of opening a WebSocket`),
         );
       });
       socket.on('open', () => {
@@ -120,10 +122,10 @@ export class OneBotSocket {
         this.heardSincePing = true;
       });
       socket.on('error', (err) => {
-        if (!opened) reject(new Error(`cannot connect to the OneBot server at ${url}: ${errorMessage(err)}`));
+        if (!opened) reject(new Error(`cannot connect to the OneBot server at ${shown}: ${errorMessage(err)}`));
       });
       socket.on('close', (code) => {
-        if (!opened) reject(new Error(`the OneBot server at ${url} closed the connection (code ${code})`));
+        if (!opened) reject(new Error(`the OneBot server at ${shown} closed the connection (code ${code})`));
         this.ended(new Error(`lost the connection to the OneBot server (code ${code})`));
       });
     });

@@ -108,7 +108,9 @@ export class NapcatPlatform implements ChatPlatform {
     this.origin = trustedOrigin(url);
     this.socket = socket;
     ready = true;
-    link.log.info(`connected to ${url} as QQ ${login.user_id}${login.nickname ? ` (${login.nickname})` : ''}`);
+    link.log.info(
+      `connected to ${withoutQuery(url)} as QQ ${login.user_id}${login.nickname ? ` (${login.nickname})` : ''}`,
+    );
     const reconnecting = this.lostAt !== undefined;
     for (const event of early.splice(0)) this.onEvent(socket, event, link);
     if (reconnecting) this.catchUp(socket, link);
@@ -320,4 +322,10 @@ function chatParams(chat: Chat): Record<string, number | string> {
 function asId(id: string): number | string {
   const n = Number(id);
   return Number.isSafeInteger(n) ? n : id;
+}
+
+/** A URL for the log: a `?access_token=` some setups put in wsUrl stays out of it. */
+function withoutQuery(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
 }
