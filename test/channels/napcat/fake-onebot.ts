@@ -125,7 +125,8 @@ export async function startFakeOneBot(options: { token?: string; heartbeatMs?: n
       sockets.add(ws);
       ws.on('close', () => sockets.delete(ws));
       ws.on('message', (raw) => {
-        const { action } = JSON.parse(String(raw)) as { action: string };
+        const { action, params } = JSON.parse(String(raw)) as { action: string; params?: Record<string, unknown> };
+        actions.push({ action, params: params ?? {} });
         if (silent.has(action)) return;
         const delay = delays.get(action);
         if (delay === undefined) answer(ws, String(raw));
@@ -163,7 +164,6 @@ export async function startFakeOneBot(options: { token?: string; heartbeatMs?: n
   function answer(ws: WebSocket, raw: string): true {
     const frame = JSON.parse(raw) as { action: string; params?: Record<string, unknown>; echo?: unknown };
     const params = frame.params ?? {};
-    actions.push({ action: frame.action, params });
     if (unsupported.has(frame.action)) {
       return reply(ws, frame.echo, null, { retcode: 1404, wording: `${frame.action} is not implemented` });
     }

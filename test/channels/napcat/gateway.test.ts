@@ -197,6 +197,18 @@ describe('napcat channel', () => {
     expect(lastUserText(run)).toContain('new member member555 joined group 424242');
   });
 
+  it('a reply whose send_msg was in flight when the connection dropped is sent again after the reconnect', async () => {
+    const run = await start();
+    run.bot.silent.add('send_msg');
+    run.llm.enqueue({ text: 'Kept for you.' });
+    run.bot.userSays({ chatId: OWNER_CHAT, userId: OWNER, text: 'answer me across a drop' });
+    await eventually(() => expect(run.bot.actions.map((a) => a.action)).toContain('send_msg'));
+    run.bot.drop();
+    run.bot.silent.delete('send_msg');
+    run.bot.restore();
+    await eventually(() => expect(run.bot.messagesIn(OWNER_CHAT)).toEqual(['Kept for you.']), 10_000);
+  });
+
   it('verify: names the QQ account behind the server; a wrong token fails', async () => {
     const bot = await startFakeOneBot();
     try {
