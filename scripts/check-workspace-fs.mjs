@@ -36,6 +36,8 @@ const ALLOWED = {
   'src/channels/matrix/session.ts': 'Matrix session file under ~/.nanobot',
   'src/channels/mattermost/rest.ts':
     'opens outbound media: copies the message tool made under ~/.nanobot/media after its check',
+  'src/channels/napcat/media.ts':
+    'opens outbound media: copies the message tool made under ~/.nanobot/media after its check',
   'src/channels/media.ts': 'downloads inbound media into ~/.nanobot/media',
   'src/channels/signal/files.ts':
     "reads inbound attachments from signal-cli's attachments dir (confined to it); outbound media copies under ~/.nanobot/media",

@@ -14,6 +14,7 @@ import { feishuChannel } from './feishu/index.js';
 import { matrixChannel } from './matrix/index.js';
 import { mattermostChannel } from './mattermost/index.js';
 import { msteamsChannel } from './msteams/index.js';
+import { napcatChannel } from './napcat/index.js';
 import type { PairingStore } from './pairing.js';
 import type { CommandInfo } from './platform.js';
 import { signalChannel } from './signal/index.js';
@@ -32,6 +33,7 @@ export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
   mattermostChannel,
   signalChannel,
   msteamsChannel,
+  napcatChannel,
   emailChannel,
   weixinChannel,
 ];

@@ -113,8 +113,8 @@ export const ProviderConfigSchema = z.looseObject({
 const ChannelBlockSchema = z.looseObject({
   enabled: z.boolean().default(false),
   allowFrom: z.array(z.union([z.string(), z.number()]).transform(String)).default([]),
-  /** Each channel checks its own values (src/channels/settings.ts); upstream's channels have others. */
-  groupPolicy: z.string().optional(),
+  /** Each channel checks its own values (src/channels/settings.ts); upstream's have others (NapCat: a probability). */
+  groupPolicy: z.union([z.string(), z.number()]).optional(),
 });
 
 export const ChannelsSchema = z

@@ -17,6 +17,10 @@ export interface UnsupportedKey {
 }
 
 const enabled = (value: unknown) => isPlainObject(value) && value.enabled === true;
+/** Upstream's NapCat group policy may be a reply probability; 0 and 1 are mention and open. */
+const isProbability = (value: unknown) => typeof value === 'number' && value !== 0 && value !== 1;
+const PROBABILITY =
+  'a reply probability is not supported here: 1 answers every message (open), any other number only mentions';
 
 /** Keys of upstream's blocks for the channels this version has, which those channels do not act on (yet). */
 const CHANNEL_KEYS_NOT_ACTED_ON: readonly UnsupportedKey[] = [
@@ -91,6 +95,15 @@ const CHANNEL_KEYS_NOT_ACTED_ON: readonly UnsupportedKey[] = [
       blockStreamingMaxMessages: 3,
     },
   ),
+    path: 'channels.napcat.groupPolicy',
+    reason: PROBABILITY,
+    isSet: isProbability,
+  },
+  {
+    path: 'channels.napcat.groupPolicyOverrides',
+    reason: PROBABILITY,
+    isSet: (value) => isPlainObject(value) && Object.values(value).some(isProbability),
+  },
   ...channelKeys('websocket', 'the WebSocket channel does not use it yet', {
     unixSocketPath: '',
     trustedProxyAuth: null,
@@ -181,7 +194,7 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
     path: 'channels.transcriptionLanguage',
     reason: 'voice messages are not transcribed yet (deprecated upstream: transcription.language)',
   },
-  ...['dingtalk', 'mochat', 'napcat', 'qq', 'wecom', 'whatsapp'].map((name) => ({
+  ...['dingtalk', 'mochat', 'qq', 'wecom', 'whatsapp'].map((name) => ({
     path: `channels.${name}`,
     reason: MISSING_CHANNEL,
     isSet: enabled,

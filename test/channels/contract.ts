@@ -22,6 +22,10 @@ export interface ContractFake {
   senderId?(sender: ContractMessage['sender']): string;
   /** The platform's id for a contract chat, where it differs (WeChat: a direct chat is the user's id). */
   chatId?(chatId: string): string;
+  /** How allowFrom names a contract user, where the platform has no usernames (QQ numbers); default `@username`. */
+  allowFromEntry?(sender: ContractMessage['sender']): string;
+  /** The channel's chat id of a contract chat, where the platform's ids have a form (QQ: `private:<number>`). */
+  chatIdOf?(chatId: string): string;
   userSays(message: ContractMessage): void | Promise<void>;
   /** The bot's messages in a chat as the user sees them now (edits applied), in the platform's markup, in order. */
   messagesIn(chatId: string): string[];
@@ -74,7 +78,8 @@ export function describeChannelContract(adapter: ContractAdapter): void {
     async function start(): Promise<Running> {
       const fake = await adapter.startFake();
       const llm = await startFakeLLM();
-      const settings = { ...fake.settings, allowFrom: [`@${OWNER.username}`], groupPolicy: 'mention' };
+      const owner = fake.allowFromEntry?.(OWNER) ?? `@${OWNER.username}`;
+      const settings = { ...fake.settings, allowFrom: [owner], groupPolicy: 'mention' };
       const files = await writeChannelConfig(adapter.name, llm, settings);
       const debug = process.env.CONTRACT_DEBUG ? { log: createLogger('debug') } : {};
       const gateway = await startChannelGateway(files, debug);
@@ -158,6 +163,9 @@ export function describeChannelContract(adapter: ContractAdapter): void {
       run.gateway.bus.publishOutbound({
         channel: adapter.name,
         chatId: run.fake.chatId?.(CHAT) ?? CHAT,
+      run.gateway.bus.publishOutbound({
+        channel: adapter.name,
+        chatId: run.fake.chatIdOf?.(CHAT) ?? CHAT,
         content: 'sent while offline',
       });
       await new Promise((resolve) => setTimeout(resolve, 200));

@@ -85,7 +85,7 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
   ['transcription', (c) => Object.assign(c, { transcription: { provider: 'groq' } })],
   ['channels.transcriptionProvider', (c) => Object.assign(c, { channels: { transcriptionProvider: 'openai' } })],
   ['channels.transcriptionLanguage', (c) => Object.assign(c, { channels: { transcriptionLanguage: 'de' } })],
-  ...['dingtalk', 'mochat', 'napcat', 'qq', 'wecom', 'whatsapp'].map(
+  ...['dingtalk', 'mochat', 'qq', 'wecom', 'whatsapp'].map(
     (name): [string, (c: ConfigJson) => void] => [
       `channels.${name}`,
       (c) => Object.assign(c, { channels: { websocket: { enabled: false }, [name]: { enabled: true } } }),
@@ -131,6 +131,8 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
       ['weixin', 'blockStreaming', true],
       ['weixin', 'blockStreamingMinChars', 600],
       ['weixin', 'blockStreamingMaxMessages', 2],
+      ['napcat', 'groupPolicy', 0.3],
+      ['napcat', 'groupPolicyOverrides', { '123456': 0.5 }],
       ['websocket', 'unixSocketPath', '/tmp/nb.sock'],
       ['websocket', 'trustedProxyAuth', { header: 'X-User' }],
       ['websocket', 'pingTimeoutS', 30],

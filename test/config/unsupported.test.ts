@@ -134,6 +134,8 @@ const UPSTREAM_PATHS: readonly string[] = [
     `enabled token allowFrom baseUrl cdnBaseUrl routeTag stateDir pollTimeout sendProgress sendToolHints
      replyProgressMessages replyProgressMaxMessages contextMessageBudget streaming blockStreaming
      blockStreamingMinChars blockStreamingMaxMessages`,
+    'channels.napcat',
+    'enabled wsUrl accessToken allowFrom groupPolicy groupPolicyOverrides welcomeNewMembers maxImageBytes',
   ),
   ...each(
     'channels.websocket',
