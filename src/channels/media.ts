@@ -57,7 +57,6 @@ export async function saveAttachment(attachment: IncomingAttachment, dir: string
   const path = join(dir, `${Date.now()}-${randomBytes(3).toString('hex')}-${name}`);
   const controller = new AbortController();
   // Opened before the file is created: a source refused at once must leave no (empty) file behind.
-  // Opened first: a stream created before a refused download could still create its (empty) file after the rm below.
   let source: AsyncIterable<Uint8Array>;
   try {
     source = await attachment.open(controller.signal);

@@ -95,6 +95,7 @@ const CHANNEL_KEYS_NOT_ACTED_ON: readonly UnsupportedKey[] = [
       blockStreamingMaxMessages: 3,
     },
   ),
+  {
     path: 'channels.napcat.groupPolicy',
     reason: PROBABILITY,
     isSet: isProbability,

@@ -85,12 +85,10 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
   ['transcription', (c) => Object.assign(c, { transcription: { provider: 'groq' } })],
   ['channels.transcriptionProvider', (c) => Object.assign(c, { channels: { transcriptionProvider: 'openai' } })],
   ['channels.transcriptionLanguage', (c) => Object.assign(c, { channels: { transcriptionLanguage: 'de' } })],
-  ...['dingtalk', 'mochat', 'qq', 'wecom', 'whatsapp'].map(
-    (name): [string, (c: ConfigJson) => void] => [
-      `channels.${name}`,
-      (c) => Object.assign(c, { channels: { websocket: { enabled: false }, [name]: { enabled: true } } }),
-    ],
-  ),
+  ...['dingtalk', 'mochat', 'qq', 'wecom', 'whatsapp'].map((name): [string, (c: ConfigJson) => void] => [
+    `channels.${name}`,
+    (c) => Object.assign(c, { channels: { websocket: { enabled: false }, [name]: { enabled: true } } }),
+  ]),
   // Keys of upstream's blocks for channels we have, which those channels do not read: each set to a non-default.
   ...(
     [

@@ -127,13 +127,18 @@ const UPSTREAM_PATHS: readonly string[] = [
   ),
   ...each('channels.signal.dm', 'enabled policy allowFrom'),
   ...each('channels.signal.group', 'enabled policy allowFrom requireMention'),
+  ...each(
     'channels.msteams',
     `enabled appId appPassword tenantId host port path allowFrom replyInThread mentionOnlyResponse
      validateInboundAuth refTtlDays pruneWebChatRefs pruneNonPersonalRefs refTouchIntervalS trustedServiceUrlHosts`,
+  ),
+  ...each(
     'channels.weixin',
     `enabled token allowFrom baseUrl cdnBaseUrl routeTag stateDir pollTimeout sendProgress sendToolHints
      replyProgressMessages replyProgressMaxMessages contextMessageBudget streaming blockStreaming
      blockStreamingMinChars blockStreamingMaxMessages`,
+  ),
+  ...each(
     'channels.napcat',
     'enabled wsUrl accessToken allowFrom groupPolicy groupPolicyOverrides welcomeNewMembers maxImageBytes',
   ),

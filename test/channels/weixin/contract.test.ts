@@ -14,7 +14,7 @@ describeChannelContract({
     return {
       settings: { token: ilink.token, baseUrl: ilink.url, cdnBaseUrl: ilink.cdnUrl, contextMessageBudget: 10 },
       senderId: userOf,
-      chatId: (chatId) => chats.get(chatId) ?? chatId,
+      chatIdOf: (chatId) => chats.get(chatId) ?? chatId,
       userSays: (message) => {
         const from = message.chatType === 'group' ? `${message.chatId}@chatroom` : userOf(message.sender);
         chats.set(message.chatId, from);
