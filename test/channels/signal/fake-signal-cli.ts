@@ -103,8 +103,9 @@ export async function startFakeSignalCli(options: { keepAliveMs?: number; host?:
   await new Promise<void>((resolve) => server.listen(0, bindHost, resolve));
   const port = (server.address() as AddressInfo).port;
   const url = `http://${bindHost.includes(':') ? `[${bindHost}]` : bindHost}:${port}`;
+  let keepingAlive = true;
   const keepAlive = setInterval(() => {
-    for (const stream of streams) stream.write(':\n');
+    if (keepingAlive) for (const stream of streams) stream.write(':\n');
   }, options.keepAliveMs ?? 15_000);
 
   function hostAllowed(header: string | undefined): boolean {
@@ -390,6 +391,10 @@ export async function startFakeSignalCli(options: { keepAliveMs?: number; host?:
         .filter(Boolean),
     failNext(method: string, error: { code: number; message: string }) {
       failures.set(method, error);
+    },
+    /** Stops the keep-alives (a daemon that hangs with its streams open). */
+    pauseKeepAlive() {
+      keepingAlive = false;
     },
     streams: () => streams.size,
     /** Event streams opened so far (one per connection of the channel). */

@@ -159,6 +159,8 @@ describe('signal direct messages', () => {
     run.signal.userSays({ from: OWNER, text: 'a real one' });
     await eventually(() => expect(run.signal.messagesTo(OWNER)).toEqual(['only this']));
     expect(run.llm.requests).toHaveLength(1);
+    // Not even a pairing code to itself.
+    expect(run.signal.sentTo(BOT)).toEqual([]);
   });
 });
 

@@ -45,6 +45,11 @@ describe('SignalPlatform', () => {
     expect(alive.failures).toEqual([]);
     chatty.userSays({ from: OWNER, text: 'still listening?' });
     await eventually(() => expect(alive.received.map((m) => m.text)).toEqual(['still listening?']));
+    // The daemon hangs later on: the stream is open but says nothing any more.
+    chatty.pauseKeepAlive();
+    await eventually(() =>
+      expect(alive.failures.map((e) => e.message)).toEqual([expect.stringMatching(/went silent/)]),
+    );
   });
 
   it('sends "typing…" to a chat at most every 10 s (each one is a message to the chat)', async () => {
