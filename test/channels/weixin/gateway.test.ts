@@ -195,6 +195,22 @@ describe('weixin channel', () => {
     expect(held?.contextToken).toBe(next?.contextToken);
   });
 
+  it('backs off when WeChat says 429: the poll waits Retry-After before polling again, a send waits and goes again', async () => {
+    const run = await start();
+    run.ilink.answerNext('getupdates', { errmsg: 'slow down' }, 429, { 'retry-after': '1' });
+    await waitState(run.gateway, 'reconnecting');
+    const detail = (await healthOf(run.gateway)).channelDetails.weixin as { retryAt?: string } | undefined;
+    expect(Date.parse(detail?.retryAt ?? '') - Date.now()).toBeGreaterThan(300);
+    await waitState(run.gateway, 'running');
+
+    run.ilink.answerNext('sendmessage', { errmsg: 'slow down' }, 429, { 'retry-after': '0' });
+    run.llm.enqueue({ text: 'after the wait' });
+    run.ilink.userSays({ from: OWNER, text: 'hi' });
+    await eventually(() => expect(run.ilink.textsTo(OWNER)).toEqual(['after the wait']));
+    await quiet();
+    expect(run.ilink.textsTo(OWNER)).toEqual(['after the wait']);
+  });
+
   it('says clearly when the login expired: the channel stops with "run nanobot channels login weixin"', async () => {
     const run = await start();
     run.ilink.revoke(run.ilink.token);
