@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { errorMessage, UserError } from '../../util/errors.js';
+import { errorMessage } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import type { ChannelCapabilities } from '../channel.js';
 import type {
@@ -21,7 +21,7 @@ import type {
 import { IlinkApi, IlinkError, IlinkHttpError } from './api.js';
 import { type MediaItem, messageId, toIncoming, weixinMessage } from './inbound.js';
 import type { WeixinSettings } from './index.js';
-import { EXPIRED_HINT, EXPIRED_MESSAGE, safeBaseUrl } from './login.js';
+import { EXPIRED_HINT, EXPIRED_MESSAGE, LOGIN_HINT, safeBaseUrl } from './login.js';
 import { ITEM } from './media.js';
 import { type Account, effectiveToken, emptyAccount, fingerprint, readAccount, writeAccount } from './state.js';
 import { sanitizeForWeixin } from './text.js';
@@ -103,13 +103,10 @@ export class WeixinPlatform implements ChatPlatform {
   async connect(link: PlatformLink): Promise<void> {
     const settings = this.options.settings();
     this.loadAccount(settings);
-    if (!this.token) {
-      throw new UserError(
-        'WeChat is not logged in (no bot token saved).',
-        'Run `nanobot channels login weixin` and scan the code with WeChat.',
-      );
-    }
-    if (this.expired.has(fingerprint(this.token))) throw new UserError(EXPIRED_MESSAGE, EXPIRED_HINT);
+    // Not a setup mistake the manager gives up on: it tries again (up to once a minute), so a login done meanwhile,
+    // in the terminal or the WebUI, is picked up without a restart.
+    if (!this.token) throw new Error(`WeChat is not logged in (no bot token saved). ${LOGIN_HINT}`);
+    if (this.expired.has(fingerprint(this.token))) throw new Error(`${EXPIRED_MESSAGE} ${EXPIRED_HINT}`);
     const baseUrl = safeBaseUrl(this.account.base_url, settings.baseUrl) ?? settings.baseUrl;
     this.api = new IlinkApi({
       baseUrl,
@@ -412,10 +409,10 @@ export class WeixinPlatform implements ChatPlatform {
     return false;
   }
 
-  private markExpired(): UserError {
+  private markExpired(): Error {
     this.expired.add(fingerprint(this.token));
     this.options.log.error(`${EXPIRED_MESSAGE} ${EXPIRED_HINT}`);
-    return new UserError(EXPIRED_MESSAGE, EXPIRED_HINT);
+    return new Error(`${EXPIRED_MESSAGE} ${EXPIRED_HINT}`);
   }
 
   /** Saves the cursor and context tokens, unless a newer login has replaced the file meanwhile. */
