@@ -47,7 +47,7 @@ const ALLOWED = {
   'src/channels/pairing.ts': 'pairing state under ~/.nanobot',
   'src/channels/slack/platform.ts':
     'opens outbound media: copies the message tool made under ~/.nanobot/media after its check',
-  'src/channels/weixin/platform.ts':
+  'src/channels/weixin/transfer.ts':
     'opens outbound media: copies the message tool made under ~/.nanobot/media after its check',
   'src/channels/weixin/state.ts': 'WeChat login state (account.json) under ~/.nanobot/weixin',
   'src/channels/websocket/http.ts': 'serves the WebUI build from the package directory',

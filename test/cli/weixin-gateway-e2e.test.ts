@@ -81,7 +81,7 @@ describe('nanobot with channels.weixin', () => {
     await eventually(() => expect(gateway.output()).toMatch(/WeChat login expired/), 30_000).catch(dump);
     await eventually(async () => {
       const status = await runCli(['channels', 'status'], home);
-      expect(status.stdout).toMatch(/WeChat .*error \(WeChat login expired.*nanobot channels login weixin/);
+      expect(status.stdout).toMatch(/WeChat .*reconnecting \(WeChat login expired.*nanobot channels login weixin/);
     }, 20_000);
     expect(gateway.output()).not.toContain(token);
   }, 120_000);

@@ -185,7 +185,7 @@ describe('weixin: a hostile iLink server', () => {
     await eventually(() => expect(log.join('\n')).toMatch(/reconnecting/));
     await waitState(run.gateway, 'running');
     run.ilink.revoke(run.ilink.token);
-    await waitState(run.gateway, 'error');
+    await eventually(async () => expect(JSON.stringify(await healthOf(run.gateway))).toMatch(/WeChat login expired/));
     const health = JSON.stringify(await healthOf(run.gateway));
     expect(log.join('\n')).toMatch(/WeChat login expired/);
     for (const text of [log.join('\n'), health]) expect(text).not.toContain(run.ilink.token);

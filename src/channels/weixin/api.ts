@@ -209,8 +209,9 @@ export async function readBytesCapped(response: Response, max: number, what: str
 
 function retryAfterMs(response: Response): number | undefined {
   if (response.status !== 429 && response.status !== 503) return undefined;
-  const seconds = Number(response.headers.get('retry-after'));
-  return Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 3600) * 1000 : 30_000;
+  const header = response.headers.get('retry-after');
+  const seconds = header === null || header.trim() === '' ? Number.NaN : Number(header);
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds, 3600) * 1000 : 30_000;
 }
 
 function causeOf(err: unknown): string {

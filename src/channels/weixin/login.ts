@@ -13,7 +13,10 @@ import type { WeixinSettings } from './index.js';
 import { fingerprint, readAccount, stateDirOf, writeAccount } from './state.js';
 
 export const EXPIRED_MESSAGE = 'WeChat login expired: WeChat no longer accepts the saved bot token.';
-export const EXPIRED_HINT = 'Run `nanobot channels login weixin` again, scan the new code, then restart the gateway.';
+export const EXPIRED_HINT =
+  'Run `nanobot channels login weixin` again (or Connect in the WebUI) and scan the new code; the gateway picks it up.';
+export const LOGIN_HINT =
+  'Run `nanobot channels login weixin` (or Connect in the WebUI) and scan the code with WeChat; the gateway picks it up.';
 
 const MAX_REFRESHES = 3;
 const STATUS_TIMEOUT_MS = 60_000;
@@ -132,7 +135,7 @@ export async function qrLogin(settings: WeixinSettings, context: LoginContext, o
           ...(configured && configured !== token ? { replaced_config_token_sha256: fingerprint(configured) } : {}),
         });
         context.out(`Logged in to WeChat${status.ilink_bot_id ? ` as bot ${status.ilink_bot_id}` : ''}.\n`);
-        context.out(`Saved the login in ${stateDir}/account.json. Start (or restart) \`nanobot gateway\`.\n`);
+        context.out(`Saved the login in ${stateDir}/account.json; a running gateway picks it up within a minute.\n`);
         return;
       }
       case 'scaned':

@@ -4,10 +4,9 @@
  * (WeChat lets a bot answer only people who wrote to it, and only a few messages per message received), media
  * through the CDN, typing through a per-chat ticket. A stale token is said plainly: log in again.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { errorMessage, UserError } from '../../util/errors.js';
+import { errorMessage } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import type { ChannelCapabilities } from '../channel.js';
 import type {
@@ -22,22 +21,11 @@ import type {
 import { IlinkApi, IlinkError, IlinkHttpError } from './api.js';
 import { type MediaItem, messageId, toIncoming, weixinMessage } from './inbound.js';
 import type { WeixinSettings } from './index.js';
-import { EXPIRED_HINT, EXPIRED_MESSAGE, safeBaseUrl } from './login.js';
-import {
-  decrypt,
-  downloadUrl,
-  encrypt,
-  fetchCdn,
-  ITEM,
-  onCdn,
-  paddedSize,
-  parseAesKey,
-  uploadCdn,
-  uploadKind,
-  uploadUrl,
-} from './media.js';
+import { EXPIRED_HINT, EXPIRED_MESSAGE, LOGIN_HINT, safeBaseUrl } from './login.js';
+import { ITEM } from './media.js';
 import { type Account, effectiveToken, emptyAccount, fingerprint, readAccount, writeAccount } from './state.js';
 import { sanitizeForWeixin } from './text.js';
+import { cdnOpener, uploadFile } from './transfer.js';
 
 /** What WeChat shows in one message comfortably (upstream's limit). */
 export const WEIXIN_MAX_CHARS = 1800;
@@ -45,9 +33,10 @@ export const WEIXIN_MAX_CHARS = 1800;
 const CONTEXT_MAX_AGE_MS = 60_000;
 const MAX_CONTEXTS = 2000;
 const MAX_DEFERRED_PER_CHAT = 20;
-const MAX_OUTBOUND_FILE_BYTES = 100 * 1024 * 1024;
 const API_TIMEOUT_MS = 15_000;
 const TYPING_TICKET_TTL_S = 12 * 60 * 60;
+/** Longest Retry-After a send waits out itself; longer, the send fails (and the router retries the message). */
+const MAX_SEND_WAIT_MS = 30_000;
 /** Business errors in a row before the poll hands the connection back to the manager. */
 const MAX_POLL_FAILURES = 3;
 
@@ -59,10 +48,6 @@ const updatesAnswer = z.looseObject({
 const configAnswer = z.looseObject({
   typing_ticket: z.string().nullish().catch(''),
   context_token: z.string().nullish().catch(''),
-});
-const uploadAnswer = z.looseObject({
-  upload_full_url: z.string().nullish().catch(''),
-  upload_param: z.string().nullish().catch(''),
 });
 const anyAnswer = z.looseObject({});
 
@@ -118,13 +103,10 @@ export class WeixinPlatform implements ChatPlatform {
   async connect(link: PlatformLink): Promise<void> {
     const settings = this.options.settings();
     this.loadAccount(settings);
-    if (!this.token) {
-      throw new UserError(
-        'WeChat is not logged in (no bot token saved).',
-        'Run `nanobot channels login weixin` and scan the code with WeChat.',
-      );
-    }
-    if (this.expired.has(fingerprint(this.token))) throw new UserError(EXPIRED_MESSAGE, EXPIRED_HINT);
+    // Not a setup mistake the manager gives up on: it tries again (up to once a minute), so a login done meanwhile,
+    // in the terminal or the WebUI, is picked up without a restart.
+    if (!this.token) throw new Error(`WeChat is not logged in (no bot token saved). ${LOGIN_HINT}`);
+    if (this.expired.has(fingerprint(this.token))) throw new Error(`${EXPIRED_MESSAGE} ${EXPIRED_HINT}`);
     const baseUrl = safeBaseUrl(this.account.base_url, settings.baseUrl) ?? settings.baseUrl;
     this.api = new IlinkApi({
       baseUrl,
@@ -172,47 +154,9 @@ export class WeixinPlatform implements ChatPlatform {
   }
 
   async sendFile(target: ReplyTarget, file: OutgoingFile): Promise<void> {
-    const api = this.connected();
-    const size = (await stat(file.path)).size;
-    if (size > MAX_OUTBOUND_FILE_BYTES) throw new Error(`${file.name} is too large for WeChat (${size} bytes)`);
-    const data = await readFile(file.path);
-    const key = randomBytes(16);
-    const fileKey = randomBytes(16).toString('hex');
-    const kind = uploadKind(file.kind);
-    const slot = await api.post(
-      'ilink/bot/getuploadurl',
-      {
-        filekey: fileKey,
-        media_type: kind.mediaType,
-        to_user_id: target.chatId,
-        rawsize: data.byteLength,
-        rawfilemd5: createHash('md5').update(data).digest('hex'),
-        filesize: paddedSize(data.byteLength),
-        no_need_thumb: true,
-        aeskey: key.toString('hex'),
-      },
-      uploadAnswer,
-      { timeoutMs: API_TIMEOUT_MS },
-    );
-    const cdn = this.options.settings().cdnBaseUrl;
-    const url =
-      onCdn(slot.upload_full_url ?? undefined, cdn) ??
-      (slot.upload_param ? uploadUrl(cdn, slot.upload_param, fileKey) : undefined);
-    if (!url) throw new Error('WeChat getuploadurl gave no upload address on the configured CDN');
-    const param = await uploadCdn(url, encrypt(data, key), this.options.fetch);
-    const encrypted = paddedSize(data.byteLength);
-    const item: Record<string, unknown> = {
-      // The message names the key as base64 of its hex text (what WeChat clients expect).
-      media: {
-        encrypt_query_param: param,
-        aes_key: Buffer.from(key.toString('hex')).toString('base64'),
-        encrypt_type: 1,
-      },
-      ...(kind.itemType === ITEM.image ? { mid_size: encrypted } : {}),
-      ...(kind.itemType === ITEM.video ? { video_size: encrypted } : {}),
-      ...(kind.itemType === ITEM.file ? { file_name: file.name, len: String(data.byteLength) } : {}),
-    };
-    await this.sendItem(target.chatId, { type: kind.itemType, [kind.key]: item });
+    const { cdnBaseUrl } = this.options.settings();
+    const item = await uploadFile(this.connected(), { cdnBaseUrl, fetch: this.options.fetch }, target.chatId, file);
+    await this.sendItem(target.chatId, item);
   }
 
   async sendTyping(target: ReplyTarget): Promise<void> {
@@ -305,31 +249,8 @@ export class WeixinPlatform implements ChatPlatform {
   }
 
   private opener(item: MediaItem, kind: AttachmentKind): IncomingAttachment['open'] | undefined {
-    const cdn = this.options.settings().cdnBaseUrl;
-    const key = parseAesKey(item.aeskey, item.media?.aes_key);
-    // Without a key only a picture may come as plain bytes (as WeChat sends some); anything else is refused.
-    if (!key && kind !== 'image') return undefined;
-    const urls = [
-      onCdn(item.media?.full_url, cdn),
-      item.media?.encrypt_query_param ? downloadUrl(cdn, item.media.encrypt_query_param) : undefined,
-    ].filter((url): url is string => url !== undefined);
-    if (urls.length === 0) return undefined;
-    const maxBytes = this.options.settings().maxMediaMb * 1024 * 1024 + 16;
-    return async (signal) => {
-      let lastError: unknown;
-      for (const url of urls) {
-        try {
-          const body = await fetchCdn(url, maxBytes, signal, this.options.fetch);
-          const plain = key ? decrypt(body, key) : Buffer.from(body);
-          return (async function* () {
-            yield new Uint8Array(plain);
-          })();
-        } catch (err) {
-          lastError = err;
-        }
-      }
-      throw lastError instanceof Error ? lastError : new Error('download failed');
-    };
+    const { cdnBaseUrl, maxMediaMb } = this.options.settings();
+    return cdnOpener(item, kind, { cdnBaseUrl, maxBytes: maxMediaMb * 1024 * 1024 + 16, fetch: this.options.fetch });
   }
 
   // ── sending ─────────────────────────────────────────────────────────────────────────────────────────────
@@ -364,11 +285,18 @@ export class WeixinPlatform implements ChatPlatform {
       item_list: [item],
       context_token: contextToken,
     };
-    try {
-      await api.post('ilink/bot/sendmessage', { msg }, anyAnswer, { timeoutMs: API_TIMEOUT_MS });
-    } catch (err) {
-      if (err instanceof IlinkError && err.sessionExpired) throw this.markExpired();
-      throw err;
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await api.post('ilink/bot/sendmessage', { msg }, anyAnswer, { timeoutMs: API_TIMEOUT_MS });
+        break;
+      } catch (err) {
+        if (err instanceof IlinkError && err.sessionExpired) throw this.markExpired();
+        // Slowed down by the server: this part waits and goes again (a retry of the whole reply would repeat parts).
+        const wait = err instanceof IlinkHttpError ? err.retryAfterMs : undefined;
+        if (wait === undefined || wait > MAX_SEND_WAIT_MS || attempt >= 2) throw err;
+        this.options.log.warn(`WeChat asked to slow down; sending to ${chatId} again in ${Math.ceil(wait / 1000)} s`);
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
     }
     this.sendCounts.set(contextToken, (this.sendCounts.get(contextToken) ?? 0) + 1);
   }
@@ -461,9 +389,9 @@ export class WeixinPlatform implements ChatPlatform {
       // Another account (or a fresh login): its cursor and context tokens, not the old ones.
       this.cursor = account?.get_updates_buf ?? '';
       this.contexts.clear();
-      for (const [chat, context] of Object.entries(account?.context_tokens ?? {})) this.rememberContext(chat, context);
-      for (const chat of this.contexts.keys())
-        this.contexts.set(chat, { token: this.contexts.get(chat)!.token, at: 0 });
+      // Saved tokens count as old (`at: 0`): the first send refreshes them through getconfig.
+      for (const [chat, token] of Object.entries(account?.context_tokens ?? {}))
+        this.contexts.set(chat, { token, at: 0 });
     }
     this.account = account ?? emptyAccount();
     this.token = token;
@@ -481,10 +409,10 @@ export class WeixinPlatform implements ChatPlatform {
     return false;
   }
 
-  private markExpired(): UserError {
+  private markExpired(): Error {
     this.expired.add(fingerprint(this.token));
     this.options.log.error(`${EXPIRED_MESSAGE} ${EXPIRED_HINT}`);
-    return new UserError(EXPIRED_MESSAGE, EXPIRED_HINT);
+    return new Error(`${EXPIRED_MESSAGE} ${EXPIRED_HINT}`);
   }
 
   /** Saves the cursor and context tokens, unless a newer login has replaced the file meanwhile. */

@@ -195,12 +195,41 @@ describe('weixin channel', () => {
     expect(held?.contextToken).toBe(next?.contextToken);
   });
 
-  it('says clearly when the login expired: the channel stops with "run nanobot channels login weixin"', async () => {
+  it('backs off when WeChat says 429: the poll waits Retry-After before polling again, a send waits and goes again', async () => {
+    const run = await start();
+    run.ilink.answerNext('getupdates', { errmsg: 'slow down' }, 429, { 'retry-after': '1' });
+    await waitState(run.gateway, 'reconnecting');
+    const detail = (await healthOf(run.gateway)).channelDetails.weixin as { retryAt?: string } | undefined;
+    expect(Date.parse(detail?.retryAt ?? '') - Date.now()).toBeGreaterThan(300);
+    await waitState(run.gateway, 'running');
+
+    run.ilink.answerNext('sendmessage', { errmsg: 'slow down' }, 429, { 'retry-after': '0' });
+    run.llm.enqueue({ text: 'after the wait' });
+    run.ilink.userSays({ from: OWNER, text: 'hi' });
+    await eventually(() => expect(run.ilink.textsTo(OWNER)).toEqual(['after the wait']));
+    await quiet();
+    expect(run.ilink.textsTo(OWNER)).toEqual(['after the wait']);
+  });
+
+  it('says clearly when the login expired, and picks up a new login by itself', async () => {
     const run = await start();
     run.ilink.revoke(run.ilink.token);
-    await waitState(run.gateway, 'error');
-    const detail = (await healthOf(run.gateway)).channelDetails.weixin;
-    expect(detail?.error).toMatch(/WeChat login expired.*nanobot channels login weixin/);
+    await eventually(async () =>
+      expect((await healthOf(run.gateway)).channelDetails.weixin?.error).toMatch(
+        /WeChat login expired.*nanobot channels login weixin/,
+      ),
+    );
+    expect((await healthOf(run.gateway)).channels.weixin).not.toBe('running');
+
+    await weixinChannel.login?.(
+      { baseUrl: run.ilink.url },
+      { name: 'weixin', dataDir: run.dataDir, log: silentLogger, out: () => {}, qr: () => run.ilink.confirm() },
+    );
+    await waitState(run.gateway, 'running');
+    run.llm.enqueue({ text: 'back' });
+    run.ilink.userSays({ from: OWNER, text: 'hello again' });
+    await eventually(() => expect(run.ilink.textsTo(OWNER)).toEqual(['back']));
+    expect(run.ilink.calls.at(-1)?.headers.authorization).toBe('Bearer bot-token-login-1');
   });
 
   it('notices a poll that never answers (watchdog) and reconnects', async () => {
