@@ -162,6 +162,7 @@ export const signalChannel = defineChannel<SignalSettings>({
     const { SignalPlatform } = await import('./platform.js');
     return new SignalPlatform({ settings, log: context.log });
   },
+  qrLogin: true,
   async login(settings, context) {
     const { linkDevice } = await import('./login.js');
     await linkDevice(settings, context);

@@ -5,15 +5,12 @@
  */
 import { spawn } from 'node:child_process';
 import { UserError } from '../../util/errors.js';
-import type { PlatformContext } from '../definition.js';
+import type { LoginContext } from '../definition.js';
 import { daemonArgs, missingBinary } from './daemon.js';
 import type { SignalSettings } from './index.js';
 
 const LINK_URI = /^(?:sgnl:\/\/linkdevice\?|tsdevice:\/?\?)\S+$/;
 const ASSOCIATED = /Associated with:\s*(\+\d+)/;
-
-/** The login context as the CLI gives it; a `qr` drawer and an abort `signal` where the caller has them. */
-type LoginContext = PlatformContext & { out: (text: string) => void };
 
 export async function linkDevice(settings: SignalSettings, context: LoginContext): Promise<void> {
   const cli = settings.cliPath.trim();
@@ -65,8 +62,7 @@ async function listAccounts(cli: string): Promise<string[]> {
 /** Runs `signal-cli link`, shows the address to scan, resolves with the linked number. */
 function runLink(cli: string, context: LoginContext): Promise<string> {
   const { out } = context;
-  const qr = 'qr' in context && typeof context.qr === 'function' ? (context.qr as (text: string) => void) : undefined;
-  const signal = 'signal' in context && context.signal instanceof AbortSignal ? context.signal : undefined;
+  const { qr, signal } = context;
   return new Promise((resolve, reject) => {
     const child = spawn(cli, ['link', '-n', 'nanobot'], { stdio: ['ignore', 'pipe', 'pipe'] });
     const abort = () => child.kill('SIGTERM');
@@ -112,34 +108,10 @@ function runLink(cli: string, context: LoginContext): Promise<string> {
 
 async function showLink(uri: string, out: (text: string) => void, qr?: (text: string) => void): Promise<void> {
   out('On your phone: Signal → Settings → Linked devices → Link new device, and scan this code:\n\n');
+  // The CLI draws the code in the terminal, the WebUI as an image; a caller with neither gets the address.
   if (qr) qr(uri);
-  else {
-    const drawn = await terminalQr(uri);
-    out(
-      drawn
-        ? `${drawn}\n${uri}\n`
-        : `${uri}\n(No QR drawer here: paste the address above into any QR generator, or run \`qrencode -t ansiutf8 '<address>'\`.)\n`,
-    );
-  }
+  else out(`${uri}\n`);
   out('\nWaiting for the phone…\n');
-}
-
-/**
- * The QR code as terminal text, when the `qrcode` package happens to be installed; otherwise undefined. The name is
- * a variable so the bundle neither includes nor requires it.
- */
-async function terminalQr(text: string): Promise<string | undefined> {
-  const name = 'qrcode';
-  try {
-    const loaded = (await import(name)) as { toString?: unknown; default?: { toString?: unknown } };
-    const draw = [loaded.default?.toString, loaded.toString].find(
-      (fn): fn is (text: string, options: object) => Promise<string> =>
-        typeof fn === 'function' && fn !== Object.prototype.toString,
-    );
-    return draw ? await draw(text, { type: 'terminal', small: true }) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function lastLine(text: string): string {
