@@ -18,6 +18,7 @@ import type { CommandInfo } from './platform.js';
 import { slackChannel } from './slack/index.js';
 import { telegramChannel } from './telegram/index.js';
 import { websocketChannel } from './websocket/index.js';
+import { whatsappChannel } from './whatsapp/index.js';
 
 export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
   telegramChannel,
@@ -27,6 +28,7 @@ export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
   feishuChannel,
   matrixChannel,
   mattermostChannel,
+  whatsappChannel,
   emailChannel,
 ];
 

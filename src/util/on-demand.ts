@@ -28,6 +28,7 @@ export const ON_DEMAND_USES: Readonly<Record<string, readonly string[]>> = {
   feishu: ['@larksuiteoapi/node-sdk'],
   matrix: ['matrix-js-sdk'],
   mattermost: ['@mattermost/client'],
+  whatsapp: ['baileys'],
   email: ['imapflow', 'nodemailer'],
   bedrock: ['@aws-sdk/client-bedrock-runtime'],
 };

@@ -85,7 +85,7 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
   ['transcription', (c) => Object.assign(c, { transcription: { provider: 'groq' } })],
   ['channels.transcriptionProvider', (c) => Object.assign(c, { channels: { transcriptionProvider: 'openai' } })],
   ['channels.transcriptionLanguage', (c) => Object.assign(c, { channels: { transcriptionLanguage: 'de' } })],
-  ...['dingtalk', 'mochat', 'msteams', 'napcat', 'qq', 'signal', 'wecom', 'weixin', 'whatsapp'].map(
+  ...['dingtalk', 'mochat', 'msteams', 'napcat', 'qq', 'signal', 'wecom', 'weixin'].map(
     (name): [string, (c: ConfigJson) => void] => [
       `channels.${name}`,
       (c) => Object.assign(c, { channels: { websocket: { enabled: false }, [name]: { enabled: true } } }),
@@ -125,6 +125,9 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
       ['mattermost', 'doneEmoji', 'tada'],
       ['mattermost', 'streamingMaxChars', 4000],
       ['mattermost', 'allowFromMatchMode', 'email'],
+      ['whatsapp', 'bridgeUrl', 'ws://127.0.0.1:3001'],
+      ['whatsapp', 'bridgeToken', 'bridge-secret'],
+      ['whatsapp', 'databasePath', '/tmp/neonize.db'],
       ['websocket', 'unixSocketPath', '/tmp/nb.sock'],
       ['websocket', 'trustedProxyAuth', { header: 'X-User' }],
       ['websocket', 'pingTimeoutS', 30],

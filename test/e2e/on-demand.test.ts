@@ -119,6 +119,6 @@ describe('channel SDKs installed on demand (installed package)', () => {
     const home = tempHome();
     const unknown = await nanobot(['channels', 'install', 'websocket'], home);
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toContain('telegram, discord, slack, feishu, matrix, mattermost, email, bedrock');
+    expect(unknown.stderr).toContain('telegram, discord, slack, feishu, matrix, mattermost, whatsapp, email, bedrock');
   });
 });
