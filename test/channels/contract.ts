@@ -20,6 +20,8 @@ export interface ContractFake {
   settings: Record<string, unknown>;
   /** The platform's id for a contract user, where it differs from the contract's id (Matrix: `@name:server`). */
   senderId?(sender: ContractMessage['sender']): string;
+  /** The allowFrom entry that admits a contract user, where `@username` cannot (WhatsApp has no usernames). */
+  allowFromEntry?(sender: ContractMessage['sender']): string;
   userSays(message: ContractMessage): void | Promise<void>;
   /** The bot's messages in a chat as the user sees them now (edits applied), in the platform's markup, in order. */
   messagesIn(chatId: string): string[];
@@ -66,7 +68,8 @@ export function describeChannelContract(adapter: ContractAdapter): void {
     async function start(): Promise<Running> {
       const fake = await adapter.startFake();
       const llm = await startFakeLLM();
-      const settings = { ...fake.settings, allowFrom: [`@${OWNER.username}`], groupPolicy: 'mention' };
+      const owner = fake.allowFromEntry?.(OWNER) ?? `@${OWNER.username}`;
+      const settings = { ...fake.settings, allowFrom: [owner], groupPolicy: 'mention' };
       const files = await writeChannelConfig(adapter.name, llm, settings);
       const debug = process.env.CONTRACT_DEBUG ? { log: createLogger('debug') } : {};
       const gateway = await startChannelGateway(files, debug);

@@ -81,5 +81,5 @@ export async function hasLinkedSession(folder: string): Promise<boolean> {
 
 /** Logged out on the phone: the keys are worthless, and a new login starts from an empty folder. */
 export async function forgetSession(folder: string): Promise<void> {
-  await rm(folder, { recursive: true, force: true });
+  await rm(folder, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 }

@@ -21,17 +21,22 @@ export async function linkDevice(sdk: WhatsAppSdk, settings: WhatsAppSettings, c
     await forgetSession(folder); // half a pairing from an earlier attempt would be reused otherwise
     context.out('Open WhatsApp on your phone → Settings → Linked devices → Link a device, and scan this code:\n');
   }
+  let store = await authStoreFor(sdk, folder);
   for (let attempt = 0; attempt < MAX_CONNECTIONS; attempt++) {
-    const store = await authStoreFor(sdk, folder);
     const outcome = await oneConnection(sdk, openSocket(sdk, { url, store, log: context.log }), context);
     if (outcome.kind === 'open') {
       await store.saveCreds();
       context.out(`WhatsApp is linked${outcome.account ? ` as ${outcome.account}` : ''}; the keys are in ${folder}.\n`);
       return;
     }
-    if (outcome.kind === 'restart') continue;
+    if (outcome.kind === 'restart') {
+      // The pairing's keys are in memory; the new connection must log in with them, so they are on disk first.
+      await store.saveCreds();
+      continue;
+    }
     if (outcome.kind === 'logged-out') {
       await forgetSession(folder);
+      store = await authStoreFor(sdk, folder);
       context.out('The saved WhatsApp session was logged out on the phone; link it again with this code:\n');
       continue;
     }
