@@ -37,7 +37,7 @@ export function toChatJid(chatId: string): string {
   const jid = bareJid(chatId);
   if (jid) return jid;
   const digits = chatId.replace(/[\s().+-]/g, '');
-  if (/^\d{5,20}$/.test(digits)) return `${digits}@s.whatsapp.net`;
+  if (/^\d{1,20}$/.test(digits)) return `${digits}@s.whatsapp.net`;
   throw new UserError(`Not a WhatsApp chat: ${chatId}`, 'Use a phone number with country code or a chat JID.');
 }
 

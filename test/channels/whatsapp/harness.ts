@@ -16,7 +16,8 @@ export interface LinkedFake {
   close(): Promise<void>;
 }
 
-export const numberOf = (userId: string) => `49170${userId.replace(/\D/g, '').padStart(7, '0')}`;
+/** A user's phone number: the contract's ids are digits, used as the number itself (so chat ids match). */
+export const numberOf = (userId: string) => userId.replace(/\D/g, '');
 
 export async function linkedFake(): Promise<LinkedFake> {
   const fake = await FakeWhatsApp.start();
