@@ -77,6 +77,7 @@ export class Connection {
     socket.on('close', () => {
       fake.connections.delete(this);
       fake.ready.delete(this);
+      this.countUnconfirmed();
     });
   }
 
@@ -103,12 +104,27 @@ export class Connection {
 
   private helloDone = false;
 
+  /** Messages sent on this connection that the device has not acknowledged (a receipt) yet. */
+  readonly unacked = new Map<string, BinaryNode>();
+
   send(node: BinaryNode): void {
     if (this.socket.readyState !== this.socket.OPEN) return;
+    if (node.tag === 'message' && node.attrs.id) this.unacked.set(node.attrs.id, node);
     this.socket.send(frame(this.noise.encrypt(encodeBinaryNode(node))));
   }
 
+  /**
+   * Counts what the device never confirmed. Not delivered again: a stanza Baileys already decrypted fails a second
+   * decryption (Signal's message counter), and the real server's answer to that (the retry-receipt flow, where the
+   * sender's phone encrypts again) is not in this fake yet.
+   */
+  private countUnconfirmed(): void {
+    this.fake.unconfirmedAtDrop += this.unacked.size;
+    this.unacked.clear();
+  }
+
   close(): void {
+    this.countUnconfirmed();
     this.socket.terminate();
   }
 }
@@ -265,6 +281,7 @@ export class FakeWhatsApp {
 
   async onNode(connection: Connection, node: BinaryNode): Promise<void> {
     this.log.push(node);
+    if (node.tag === 'receipt' || node.tag === 'ack') connection.unacked.delete(node.attrs.id ?? '');
     if (this.onClientNode && (await this.onClientNode(connection, node))) return;
     if (node.tag === 'iq') return this.onIq(connection, node);
     if (node.tag === 'message') return this.onMessage(connection, node);
@@ -348,6 +365,9 @@ export class FakeWhatsApp {
 
   /** Logged-in connections whose offline queue has been sent (live delivery is in order after it). */
   readonly ready = new Set<Connection>();
+
+  /** Messages on the wire, not yet confirmed by the device, when a connection was cut. */
+  unconfirmedAtDrop = 0;
 
   /** New connections are cut at once (the network is down) until `restore()`. */
   refusing = false;
