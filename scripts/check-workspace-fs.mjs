@@ -45,6 +45,8 @@ const ALLOWED = {
     'opens outbound media: copies the message tool made under ~/.nanobot/media after its check',
   'src/channels/msteams/references.ts': 'Teams conversation references under ~/.nanobot',
   'src/channels/pairing.ts': 'pairing state under ~/.nanobot',
+  'src/channels/whatsapp/auth-store.ts': 'WhatsApp linked-device keys under ~/.nanobot/whatsapp-auth',
+  'src/channels/whatsapp/seen.ts': 'WhatsApp answered-message ids under ~/.nanobot/whatsapp',
   'src/channels/slack/platform.ts':
     'opens outbound media: copies the message tool made under ~/.nanobot/media after its check',
   'src/channels/weixin/transfer.ts':

@@ -22,6 +22,7 @@ import { slackChannel } from './slack/index.js';
 import { telegramChannel } from './telegram/index.js';
 import { websocketChannel } from './websocket/index.js';
 import { weixinChannel } from './weixin/index.js';
+import { whatsappChannel } from './whatsapp/index.js';
 
 export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
   telegramChannel,
@@ -34,6 +35,7 @@ export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
   signalChannel,
   msteamsChannel,
   napcatChannel,
+  whatsappChannel,
   emailChannel,
   weixinChannel,
 ];

@@ -105,6 +105,20 @@ const CHANNEL_KEYS_NOT_ACTED_ON: readonly UnsupportedKey[] = [
     reason: PROBABILITY,
     isSet: (value) => isPlainObject(value) && Object.values(value).some(isProbability),
   },
+  {
+    path: 'channels.whatsapp.bridgeUrl',
+    reason: 'no bridge process here: Baileys runs inside the gateway (upstream dropped the bridge too)',
+  },
+  {
+    path: 'channels.whatsapp.bridgeToken',
+    reason: 'no bridge process here: Baileys runs inside the gateway, so there is no bridge to authenticate to',
+    default: '',
+  },
+  {
+    path: 'channels.whatsapp.databasePath',
+    reason: 'upstream’s neonize SQLite session; the session here is Baileys’ multi-file folder (whatsapp-auth)',
+    default: '',
+  },
   ...channelKeys('websocket', 'the WebSocket channel does not use it yet', {
     unixSocketPath: '',
     trustedProxyAuth: null,
@@ -195,7 +209,7 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
     path: 'channels.transcriptionLanguage',
     reason: 'voice messages are not transcribed yet (deprecated upstream: transcription.language)',
   },
-  ...['dingtalk', 'mochat', 'qq', 'wecom', 'whatsapp'].map((name) => ({
+  ...['dingtalk', 'mochat', 'qq', 'wecom'].map((name) => ({
     path: `channels.${name}`,
     reason: MISSING_CHANNEL,
     isSet: enabled,

@@ -29,6 +29,7 @@ export const ON_DEMAND_USES: Readonly<Record<string, readonly string[]>> = {
   matrix: ['matrix-js-sdk'],
   mattermost: ['@mattermost/client'],
   msteams: ['jose'],
+  whatsapp: ['baileys'],
   email: ['imapflow', 'nodemailer'],
   bedrock: ['@aws-sdk/client-bedrock-runtime'],
 };

@@ -85,7 +85,7 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
   ['transcription', (c) => Object.assign(c, { transcription: { provider: 'groq' } })],
   ['channels.transcriptionProvider', (c) => Object.assign(c, { channels: { transcriptionProvider: 'openai' } })],
   ['channels.transcriptionLanguage', (c) => Object.assign(c, { channels: { transcriptionLanguage: 'de' } })],
-  ...['dingtalk', 'mochat', 'qq', 'wecom', 'whatsapp'].map((name): [string, (c: ConfigJson) => void] => [
+  ...['dingtalk', 'mochat', 'qq', 'wecom'].map((name): [string, (c: ConfigJson) => void] => [
     `channels.${name}`,
     (c) => Object.assign(c, { channels: { websocket: { enabled: false }, [name]: { enabled: true } } }),
   ]),
@@ -131,6 +131,9 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
       ['weixin', 'blockStreamingMaxMessages', 2],
       ['napcat', 'groupPolicy', 0.3],
       ['napcat', 'groupPolicyOverrides', { '123456': 0.5 }],
+      ['whatsapp', 'bridgeUrl', 'ws://127.0.0.1:3001'],
+      ['whatsapp', 'bridgeToken', 'bridge-secret'],
+      ['whatsapp', 'databasePath', '/tmp/neonize.db'],
       ['websocket', 'unixSocketPath', '/tmp/nb.sock'],
       ['websocket', 'trustedProxyAuth', { header: 'X-User' }],
       ['websocket', 'pingTimeoutS', 30],

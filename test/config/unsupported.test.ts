@@ -121,6 +121,7 @@ const UPSTREAM_PATHS: readonly string[] = [
      replyInThread includeThreadContext threadContextLimit streaming streamingMaxChars reactEmoji doneEmoji
      sendProgress sendToolHints dm`,
   ),
+  ...each('channels.whatsapp', 'enabled allowFrom groupPolicy databasePath lidMappings'),
   ...each(
     'channels.signal',
     `enabled phoneNumber daemonHost daemonPort groupMessageBufferSize attachmentsDir dm group`,
@@ -151,7 +152,11 @@ const UPSTREAM_PATHS: readonly string[] = [
 ];
 
 /** Keys v0.3.0's onboard wrote that the latest upstream no longer reads. */
-const OLDER_UPSTREAM_PATHS = each('agents.defaults.dream', 'maxBatchSize maxIterations annotateLineAges');
+const OLDER_UPSTREAM_PATHS = [
+  ...each('agents.defaults.dream', 'maxBatchSize maxIterations annotateLineAges'),
+  // Upstream's WhatsApp bridge (Baileys in a Node process), replaced by neonize in later releases.
+  ...each('channels.whatsapp', 'bridgeUrl bridgeToken'),
+];
 
 /** Where a key is read: our sources but the config plumbing that only names keys. */
 const NAMING_ONLY = ['schema.ts', 'unsupported.ts', 'unknown-keys.ts', 'prepare.ts', 'notices.ts'].map((f) =>

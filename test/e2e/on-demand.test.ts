@@ -119,6 +119,8 @@ describe('channel SDKs installed on demand (installed package)', () => {
     const home = tempHome();
     const unknown = await nanobot(['channels', 'install', 'websocket'], home);
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toContain('telegram, discord, slack, feishu, matrix, mattermost, msteams, email, bedrock');
+    expect(unknown.stderr).toContain(
+      'telegram, discord, slack, feishu, matrix, mattermost, msteams, whatsapp, email, bedrock',
+    );
   });
 });

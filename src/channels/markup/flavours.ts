@@ -3,7 +3,7 @@
  * must, so any Markdown (also half-finished Markdown from a stream) yields markup the platform accepts.
  */
 
-export type MarkupFlavour = 'telegram-html' | 'slack-mrkdwn' | 'markdown' | 'html' | 'plain';
+export type MarkupFlavour = 'telegram-html' | 'slack-mrkdwn' | 'markdown' | 'html' | 'plain' | 'whatsapp';
 
 export interface FlavourWriter {
   /** Escapes literal text. */
@@ -122,6 +122,26 @@ const html: FlavourWriter = {
   },
 };
 
+/**
+ * WhatsApp: *bold*, _italic_, ~strike~, `code`, ```blocks```, `> ` quotes. Nothing can be escaped, so literal text
+ * stays as written; links show their address.
+ */
+const whatsapp: FlavourWriter = {
+  text: (value) => value,
+  bold: (inner) => `*${inner}*`,
+  italic: (inner) => `_${inner}_`,
+  strike: (inner) => `~${inner}~`,
+  inlineCode: (code) => `\`${code.replace(/`/g, "'")}\``,
+  codeBlock: (code) => `\`\`\`\n${code.replace(/```/g, "'''")}\n\`\`\``,
+  link: (inner, href) => (inner === href ? href : `${inner} (${href})`),
+  heading: (inner) => `*${inner}*`,
+  quote: (inner) => prefixLines(inner, '> '),
+  preformatted: (text) => `\`\`\`\n${text.replace(/```/g, "'''")}\n\`\`\``,
+  rule: '──────────',
+  list: textList('• '),
+  lineBreak: '\n',
+};
+
 /** No markup at all: for platforms that show text as typed (SMS-like, email plain part). */
 const plain: FlavourWriter = {
   text: (value) => value,
@@ -145,6 +165,7 @@ export const FLAVOURS: Record<MarkupFlavour, FlavourWriter> = {
   markdown,
   html,
   plain,
+  whatsapp,
 };
 
 function prefixLines(text: string, prefix: string): string {

@@ -1,0 +1,454 @@
+/**
+ * A loopback WhatsApp Web server for the real Baileys: the Noise XX handshake (noise-server.ts), binary nodes in
+ * Baileys' own encoding, QR pairing (pair-device refs; the test's "phone" scans the code and the server sends
+ * pair-success with an account identity the phone signs), the 515 restart, login (`success`), pre-key upload and
+ * the usual IQs, and the end of the offline queue. Baileys checks the server's certificate chain against WhatsApp's
+ * root key; `trustFakeRoot()` points that check at this fake's root, the test's equivalent of a test CA.
+ */
+import { createHmac } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  type BinaryNode,
+  Curve,
+  decodeBinaryNode,
+  encodeBinaryNode,
+  getBinaryNodeChild,
+  getBinaryNodeChildren,
+  proto,
+  WA_CERT_DETAILS,
+} from 'baileys';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { FrameReader, frame, type NoiseIdentity, NoiseServer, newNoiseIdentity } from './noise-server.js';
+
+const ACCOUNT_SIG_PREFIX = Buffer.from([6, 0]);
+
+/** Makes Baileys (this process's copy) trust the fake's certificate root; returns the undo. */
+export function trustFakeRoot(identity: NoiseIdentity): () => void {
+  const original = WA_CERT_DETAILS.PUBLIC_KEY;
+  WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(identity.root.public);
+  return () => {
+    WA_CERT_DETAILS.PUBLIC_KEY = original;
+  };
+}
+
+/** The bot's uploaded keys: what a phone needs to start a Signal session with it. */
+export interface UploadedBundle {
+  registrationId: number;
+  identityKey: Buffer;
+  signedPreKey: { keyId: number; publicKey: Buffer; signature: Buffer };
+  preKeys: { keyId: number; publicKey: Buffer }[];
+}
+
+/** What the fake needs of a phone (phone.ts). */
+export interface PhoneLike {
+  decrypt(type: string, body: Buffer): Promise<proto.IMessage>;
+}
+
+export interface SentMessage {
+  id: string;
+  to: string;
+  type?: string;
+  message: proto.IMessage;
+}
+
+export interface FakeOptions {
+  /** The account's phone number (the bot's number once linked). */
+  phone?: string;
+  lid?: string;
+}
+
+export class Connection {
+  readonly noise: NoiseServer;
+  private readonly reader = new FrameReader();
+  payload: proto.ClientPayload | undefined;
+  /** The pairing refs this connection shows as QR codes. */
+  refs: string[] = [];
+  readonly received: BinaryNode[] = [];
+
+  constructor(
+    readonly fake: FakeWhatsApp,
+    readonly socket: WebSocket,
+  ) {
+    this.noise = new NoiseServer(fake.identity);
+    socket.on('message', (data: Buffer) => {
+      for (const piece of this.reader.push(Buffer.from(data))) void this.onFrame(piece).catch((err) => fake.fail(err));
+    });
+    socket.on('close', () => {
+      fake.connections.delete(this);
+      fake.ready.delete(this);
+      this.countUnconfirmed();
+    });
+  }
+
+  private queue: Promise<void> = Promise.resolve();
+
+  private onFrame(data: Buffer): Promise<void> {
+    this.queue = this.queue.then(async () => {
+      if (!this.noise.ready && !this.payload) {
+        if (this.helloDone) {
+          this.payload = this.noise.clientFinish(data);
+          await this.fake.onLogin(this);
+        } else {
+          this.helloDone = true;
+          this.socket.send(frame(this.noise.serverHello(data)));
+        }
+        return;
+      }
+      const node = await decodeBinaryNode(this.noise.decrypt(data));
+      this.received.push(node);
+      await this.fake.onNode(this, node);
+    });
+    return this.queue;
+  }
+
+  private helloDone = false;
+
+  /** Messages sent on this connection that the device has not acknowledged (a receipt) yet. */
+  readonly unacked = new Map<string, BinaryNode>();
+
+  send(node: BinaryNode): void {
+    if (this.socket.readyState !== this.socket.OPEN) return;
+    if (node.tag === 'message' && node.attrs.id) this.unacked.set(node.attrs.id, node);
+    this.socket.send(frame(this.noise.encrypt(encodeBinaryNode(node))));
+  }
+
+  /**
+   * Counts what the device never confirmed. Not delivered again: a stanza Baileys already decrypted fails a second
+   * decryption (Signal's message counter), and the real server's answer to that (the retry-receipt flow, where the
+   * sender's phone encrypts again) is not in this fake yet.
+   */
+  private countUnconfirmed(): void {
+    this.fake.unconfirmedAtDrop += this.unacked.size;
+    this.unacked.clear();
+  }
+
+  close(): void {
+    this.countUnconfirmed();
+    this.socket.terminate();
+  }
+}
+
+export class FakeWhatsApp {
+  readonly identity = newNoiseIdentity();
+  readonly connections = new Set<Connection>();
+  readonly phone: string;
+  readonly lid: string;
+  /** The phone's account identity (signs the linked device). */
+  readonly accountKey = Curve.generateKeyPair();
+  /** The linked device's number (`<phone>:<device>`), once paired. */
+  device = 7;
+  bundle: UploadedBundle | undefined;
+  /** Problems inside the fake (a test asserts there were none). */
+  readonly errors: Error[] = [];
+  /** Refuse logins of this device (the phone unlinked it): `<failure reason="401">`. */
+  loggedOut = false;
+  /** Every node the clients sent, in order. */
+  readonly log: BinaryNode[] = [];
+  onClientNode: ((connection: Connection, node: BinaryNode) => Promise<boolean> | boolean) | undefined;
+  /** The phones the fake plays (by number): they decrypt what the bot sends them. */
+  readonly phones = new Map<string, PhoneLike>();
+  /** What the bot sent, by chat JID, in order (decrypted by the phones). */
+  readonly sent = new Map<string, SentMessage[]>();
+  /** Messages kept for the device while it is offline; sent after its next login, then `ib offline`. */
+  readonly offline: BinaryNode[] = [];
+  private nextId = 1;
+
+  private constructor(
+    private readonly http: Server,
+    private readonly wss: WebSocketServer,
+    options: FakeOptions,
+  ) {
+    this.phone = options.phone ?? '4915550001';
+    this.lid = options.lid ?? '88880001';
+    wss.on('connection', (socket) => {
+      if (this.refusing) socket.terminate();
+      else this.connections.add(new Connection(this, socket));
+    });
+  }
+
+  static async start(options: FakeOptions = {}): Promise<FakeWhatsApp> {
+    const http = createServer((_req, res) => res.writeHead(404).end());
+    const wss = new WebSocketServer({ server: http, path: '/ws/chat' });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    return new FakeWhatsApp(http, wss, options);
+  }
+
+  get port(): number {
+    return (this.http.address() as AddressInfo).port;
+  }
+
+  get url(): string {
+    return `ws://127.0.0.1:${this.port}/ws/chat`;
+  }
+
+  get botJid(): string {
+    return `${this.phone}@s.whatsapp.net`;
+  }
+
+  id(): string {
+    return `fake-${this.nextId++}`;
+  }
+
+  fail(err: unknown): void {
+    this.errors.push(err instanceof Error ? err : new Error(String(err)));
+  }
+
+  /** The connection that is logged in now (not a pairing one). */
+  get live(): Connection | undefined {
+    return [...this.ready].filter((c) => c.socket.readyState === c.socket.OPEN).at(-1);
+  }
+
+  async onLogin(connection: Connection): Promise<void> {
+    const payload = connection.payload;
+    if (!payload) return;
+    if (payload.devicePairingData) {
+      connection.refs = [1, 2, 3].map((n) => `ref-${this.nextId++}-${n}`);
+      connection.send({
+        tag: 'iq',
+        attrs: { from: 's.whatsapp.net', type: 'set', id: this.id(), xmlns: 'md' },
+        content: [
+          {
+            tag: 'pair-device',
+            attrs: {},
+            content: connection.refs.map((ref) => ({ tag: 'ref', attrs: {}, content: Buffer.from(ref) })),
+          },
+        ],
+      });
+      return;
+    }
+    if (this.loggedOut || String(payload.username) !== this.phone) {
+      connection.send({ tag: 'failure', attrs: { reason: '401', location: 'fake' } });
+      connection.close();
+      return;
+    }
+    connection.send({
+      tag: 'success',
+      attrs: { t: String(Math.floor(Date.now() / 1000)), lid: `${this.lid}@lid`, props: '1', location: 'fake' },
+    });
+  }
+
+  /** The phone scans a QR code: pair-success on the connection that showed it. */
+  scan(qr: string): void {
+    const [ref, , identityB64, advB64] = qr.replace(/^.*#/, '').split(',');
+    const connection = [...this.connections].find((c) => ref !== undefined && c.refs.includes(ref));
+    if (!connection || !identityB64 || !advB64) throw new Error(`no connection shows the code ${qr}`);
+    const deviceIdentity = proto.ADVDeviceIdentity.encode({
+      rawId: 1,
+      timestamp: Math.floor(Date.now() / 1000),
+      keyIndex: 1,
+    }).finish();
+    const companionIdentity = Buffer.from(identityB64, 'base64');
+    const accountSignature = Curve.sign(
+      this.accountKey.private,
+      Buffer.concat([ACCOUNT_SIG_PREFIX, deviceIdentity, companionIdentity]),
+    );
+    const details = proto.ADVSignedDeviceIdentity.encode({
+      details: deviceIdentity,
+      accountSignatureKey: this.accountKey.public,
+      accountSignature,
+    }).finish();
+    const hmac = createHmac('sha256', Buffer.from(advB64, 'base64')).update(details).digest();
+    connection.send({
+      tag: 'iq',
+      attrs: {
+        from: 's.whatsapp.net',
+        type: 'set',
+        id: this.id(),
+        xmlns: 'md',
+        t: String(Math.floor(Date.now() / 1000)),
+      },
+      content: [
+        {
+          tag: 'pair-success',
+          attrs: {},
+          content: [
+            {
+              tag: 'device-identity',
+              attrs: {},
+              content: Buffer.from(proto.ADVSignedDeviceIdentityHMAC.encode({ details, hmac }).finish()),
+            },
+            { tag: 'platform', attrs: { name: 'android' } },
+            {
+              tag: 'device',
+              attrs: { jid: `${this.phone}:${this.device}@s.whatsapp.net`, lid: `${this.lid}:${this.device}@lid` },
+            },
+          ],
+        },
+      ],
+    });
+  }
+
+  async onNode(connection: Connection, node: BinaryNode): Promise<void> {
+    this.log.push(node);
+    if (node.tag === 'receipt' || node.tag === 'ack') connection.unacked.delete(node.attrs.id ?? '');
+    if (this.onClientNode && (await this.onClientNode(connection, node))) return;
+    if (node.tag === 'iq') return this.onIq(connection, node);
+    if (node.tag === 'message') return this.onMessage(connection, node);
+  }
+
+  /** The bot sends: each phone decrypts its copy; the server acks the stanza. */
+  private async onMessage(connection: Connection, node: BinaryNode): Promise<void> {
+    const to = node.attrs.to ?? '';
+    const copies = getBinaryNodeChildren(getBinaryNodeChild(node, 'participants'), 'to');
+    const direct = getBinaryNodeChild(node, 'enc')
+      ? [{ tag: 'to', attrs: { jid: to }, content: [getBinaryNodeChild(node, 'enc') as BinaryNode] }]
+      : [];
+    for (const copy of [...copies, ...direct]) {
+      const number = (copy.attrs.jid ?? '').split(/[:@]/)[0] ?? '';
+      const phone = this.phones.get(number);
+      const enc = getBinaryNodeChild(copy, 'enc');
+      if (!phone || !enc) continue;
+      const message = await phone.decrypt(enc.attrs.type ?? '', bytes(enc));
+      const list = this.sent.get(to) ?? [];
+      list.push({ id: node.attrs.id ?? '', message, to, ...(node.attrs.type ? { type: node.attrs.type } : {}) });
+      this.sent.set(to, list);
+    }
+    connection.send({
+      tag: 'ack',
+      attrs: { class: 'message', id: node.attrs.id ?? '', from: to, t: String(Math.floor(Date.now() / 1000)) },
+    });
+  }
+
+  private onIq(connection: Connection, node: BinaryNode): void {
+    const { id, xmlns, type } = node.attrs;
+    const reply = (content?: BinaryNode[]) =>
+      connection.send({
+        tag: 'iq',
+        attrs: { id: id ?? '', type: 'result', from: 's.whatsapp.net' },
+        ...(content ? { content } : {}),
+      });
+    if (type === 'result') {
+      // The pairing's signed reply: pairing is done, the client must come back on a new connection.
+      if (getBinaryNodeChild(node, 'pair-device-sign')) {
+        connection.send({ tag: 'stream:error', attrs: { code: '515' } });
+        connection.close();
+      }
+      return;
+    }
+    if (xmlns === 'encrypt' && type === 'get' && getBinaryNodeChild(node, 'count')) {
+      // A few keys "left" (not none): Baileys then tops up with 5 instead of generating 812, which is slow.
+      reply([{ tag: 'count', attrs: { value: String(Math.max(4, this.bundle?.preKeys.length ?? 0)) } }]);
+      return;
+    }
+    if (xmlns === 'encrypt' && type === 'set' && getBinaryNodeChild(node, 'list')) {
+      this.bundle = parseUpload(node, this.bundle);
+      reply();
+      return;
+    }
+    if (xmlns === 'passive' && getBinaryNodeChild(node, 'active')) {
+      reply();
+      // Nothing kept while offline (or what was): then the marker that ends the offline queue.
+      const kept = this.offline.splice(0);
+      for (const node of kept) connection.send(node);
+      connection.send({
+        tag: 'ib',
+        attrs: { from: 's.whatsapp.net' },
+        content: [{ tag: 'offline', attrs: { count: String(kept.length) } }],
+      });
+      this.ready.add(connection);
+      return;
+    }
+    if (xmlns === 'usync') {
+      reply([usyncDevices(node, this.phone, this.device)]);
+      return;
+    }
+    reply();
+  }
+
+  /** Delivers a stanza to the logged-in device now, or keeps it for its next login (offline delivery). */
+  deliver(node: BinaryNode): void {
+    const live = this.live;
+    if (live) live.send(node);
+    else this.offline.push(node);
+  }
+
+  /** Logged-in connections whose offline queue has been sent (live delivery is in order after it). */
+  readonly ready = new Set<Connection>();
+
+  /** Messages on the wire, not yet confirmed by the device, when a connection was cut. */
+  unconfirmedAtDrop = 0;
+
+  /** New connections are cut at once (the network is down) until `restore()`. */
+  refusing = false;
+
+  /** Drops every connection (the client sees the socket close). */
+  dropAll(): void {
+    for (const connection of this.connections) connection.close();
+  }
+
+  drop(): void {
+    this.refusing = true;
+    this.dropAll();
+  }
+
+  restore(): void {
+    this.refusing = false;
+  }
+
+  async close(): Promise<void> {
+    this.dropAll();
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+    await new Promise<void>((resolve) => this.http.close(() => resolve()));
+  }
+}
+
+const bytes = (node: BinaryNode | undefined): Buffer => {
+  const content = node?.content;
+  if (content instanceof Uint8Array) return Buffer.from(content);
+  if (typeof content === 'string') return Buffer.from(content);
+  throw new Error(`<${node?.tag}> has no bytes`);
+};
+const uint = (data: Buffer) => data.readUIntBE(0, data.length);
+
+/** `<iq xmlns="encrypt" type="set">`: registration id, identity, one-time pre-keys and the signed pre-key. */
+function parseUpload(node: BinaryNode, previous: UploadedBundle | undefined): UploadedBundle {
+  const list = getBinaryNodeChild(node, 'list');
+  const skey = getBinaryNodeChild(node, 'skey');
+  const preKeys = getBinaryNodeChildren(list, 'key').map((key) => ({
+    keyId: uint(bytes(getBinaryNodeChild(key, 'id'))),
+    publicKey: bytes(getBinaryNodeChild(key, 'value')),
+  }));
+  return {
+    registrationId: uint(bytes(getBinaryNodeChild(node, 'registration'))),
+    identityKey: bytes(getBinaryNodeChild(node, 'identity')),
+    signedPreKey: {
+      keyId: uint(bytes(getBinaryNodeChild(skey, 'id'))),
+      publicKey: bytes(getBinaryNodeChild(skey, 'value')),
+      signature: bytes(getBinaryNodeChild(skey, 'signature')),
+    },
+    preKeys: [...(previous?.preKeys ?? []), ...preKeys],
+  };
+}
+
+/** Every queried user has one device, the phone (0); the bot's own account lists only the bot's device. */
+function usyncDevices(node: BinaryNode, botPhone: string, botDevice: number): BinaryNode {
+  const users = getBinaryNodeChildren(getBinaryNodeChild(getBinaryNodeChild(node, 'usync'), 'list'), 'user');
+  return {
+    tag: 'usync',
+    attrs: {},
+    content: [
+      {
+        tag: 'list',
+        attrs: {},
+        content: users.map((user) => {
+          const jid = user.attrs.jid ?? '';
+          const device = jid.startsWith(`${botPhone}@`) ? botDevice : 0;
+          return {
+            tag: 'user',
+            attrs: { jid },
+            content: [
+              {
+                tag: 'devices',
+                attrs: {},
+                content: [
+                  { tag: 'device-list', attrs: {}, content: [{ tag: 'device', attrs: { id: String(device) } }] },
+                ],
+              },
+            ],
+          };
+        }),
+      },
+    ],
+  };
+}

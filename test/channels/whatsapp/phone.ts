@@ -1,0 +1,168 @@
+/**
+ * A WhatsApp user's phone, for the fake server: it starts a Signal session with the bot's linked device from the
+ * pre-keys the bot uploaded (libsignal's SessionBuilder, as a real phone does), and encrypts each message with
+ * libsignal's SessionCipher: the first as a pre-key message (`pkmsg`), later ones as `msg`. The plaintext is the
+ * protobuf Message with WhatsApp's random padding, exactly what Baileys unpads and decodes.
+ */
+import { createRequire } from 'node:module';
+import { type BinaryNode, proto } from 'baileys';
+import type { FakeWhatsApp, UploadedBundle } from './fake-whatsapp.js';
+
+interface SignalKeyPair {
+  pubKey: Buffer;
+  privKey: Buffer;
+}
+interface SignalAddress {
+  toString(): string;
+}
+interface Libsignal {
+  ProtocolAddress: new (id: string, device: number) => SignalAddress;
+  SessionBuilder: new (
+    store: unknown,
+    address: SignalAddress,
+  ) => {
+    initOutgoing(device: unknown): Promise<void>;
+  };
+  SessionCipher: new (
+    store: unknown,
+    address: SignalAddress,
+  ) => {
+    encrypt(data: Buffer): Promise<{ type: number; body: Buffer }>;
+    decryptPreKeyWhisperMessage(data: Buffer): Promise<Buffer>;
+    decryptWhisperMessage(data: Buffer): Promise<Buffer>;
+  };
+  keyhelper: { generateIdentityKeyPair(): SignalKeyPair; generateRegistrationId(): number };
+}
+
+const libsignal = createRequire(import.meta.url)('libsignal') as Libsignal;
+
+const withType = (key: Buffer) => (key.length === 33 ? key : Buffer.concat([Buffer.from([5]), key]));
+
+/** WhatsApp pads every plaintext with 1–16 bytes, each the pad's length. */
+function pad(data: Uint8Array): Buffer {
+  const n = 1 + (data.length % 16);
+  return Buffer.concat([Buffer.from(data), Buffer.alloc(n, n)]);
+}
+
+/** libsignal's storage interface, in memory. */
+class MemoryStore {
+  readonly sessions = new Map<string, unknown>();
+  constructor(
+    readonly identity: SignalKeyPair,
+    readonly registrationId: number,
+  ) {}
+  async getOurIdentity() {
+    return this.identity;
+  }
+  async getOurRegistrationId() {
+    return this.registrationId;
+  }
+  async isTrustedIdentity() {
+    return true;
+  }
+  async loadSession(address: string) {
+    return this.sessions.get(address);
+  }
+  async storeSession(address: string, record: unknown) {
+    this.sessions.set(address, record);
+  }
+  async loadPreKey() {
+    return undefined;
+  }
+  async removePreKey() {}
+  async loadSignedPreKey() {
+    return undefined;
+  }
+}
+
+export class Phone {
+  readonly store = new MemoryStore(
+    libsignal.keyhelper.generateIdentityKeyPair(),
+    libsignal.keyhelper.generateRegistrationId(),
+  );
+  private botAddress: SignalAddress | undefined;
+  private usedPreKeys = 0;
+  private nextMessage = 1;
+
+  constructor(
+    readonly fake: FakeWhatsApp,
+    readonly number: string,
+    readonly name = 'Phone user',
+  ) {
+    fake.phones.set(number, this);
+  }
+
+  /** A copy the bot encrypted for this phone, on the session this phone started. */
+  async decrypt(type: string, body: Buffer): Promise<proto.IMessage> {
+    const cipher = await this.cipher();
+    const plain =
+      type === 'pkmsg' ? await cipher.decryptPreKeyWhisperMessage(body) : await cipher.decryptWhisperMessage(body);
+    const n = plain[plain.length - 1] ?? 0;
+    return proto.Message.decode(plain.subarray(0, plain.length - n));
+  }
+
+  /** The texts the bot sent to this phone's chat. */
+  texts(chat = this.jid): string[] {
+    return (this.fake.sent.get(chat) ?? []).map(
+      ({ message }) => message.conversation ?? message.extendedTextMessage?.text ?? '',
+    );
+  }
+
+  get jid(): string {
+    return `${this.number}@s.whatsapp.net`;
+  }
+
+  private async cipher() {
+    const bundle = this.fake.bundle;
+    if (!bundle) throw new Error('the bot has not uploaded its keys yet');
+    if (!this.botAddress) {
+      this.botAddress = new libsignal.ProtocolAddress(this.fake.phone, this.fake.device);
+      await new libsignal.SessionBuilder(this.store, this.botAddress).initOutgoing(this.deviceBundle(bundle));
+    }
+    return new libsignal.SessionCipher(this.store, this.botAddress);
+  }
+
+  private deviceBundle(bundle: UploadedBundle) {
+    const preKey = bundle.preKeys[this.usedPreKeys++ % bundle.preKeys.length];
+    return {
+      identityKey: withType(bundle.identityKey),
+      registrationId: bundle.registrationId,
+      signedPreKey: { ...bundle.signedPreKey, publicKey: withType(bundle.signedPreKey.publicKey) },
+      ...(preKey ? { preKey: { keyId: preKey.keyId, publicKey: withType(preKey.publicKey) } } : {}),
+    };
+  }
+
+  /** The `<message>` stanza the server delivers for a message this phone sends (to the bot, or in `group`). */
+  async stanza(message: proto.IMessage, options: { id?: string; group?: string } = {}): Promise<BinaryNode> {
+    const cipher = await this.cipher();
+    const sealed = await cipher.encrypt(pad(proto.Message.encode(message).finish()));
+    const id = options.id ?? `3EB0${this.number.slice(-4)}${String(this.nextMessage++).padStart(6, '0')}`;
+    return {
+      tag: 'message',
+      attrs: {
+        id,
+        from: options.group ?? this.jid,
+        ...(options.group ? { participant: this.jid } : {}),
+        type: 'text',
+        t: String(Math.floor(Date.now() / 1000)),
+        notify: this.name,
+      },
+      content: [{ tag: 'enc', attrs: { v: '2', type: sealed.type === 3 ? 'pkmsg' : 'msg' }, content: sealed.body }],
+    };
+  }
+
+  /** Sends a text now (or keeps it for the device's next login, when it is offline). */
+  async says(text: string, options: { id?: string; group?: string; mention?: boolean } = {}): Promise<string> {
+    const message: proto.IMessage = options.mention
+      ? {
+          extendedTextMessage: {
+            text: `@${this.fake.phone} ${text}`,
+            contextInfo: { mentionedJid: [this.fake.botJid] },
+          },
+        }
+      : { conversation: text };
+    const node = await this.stanza(message, options);
+    this.fake.deliver(node);
+    return node.attrs.id ?? '';
+  }
+}
