@@ -94,4 +94,23 @@ describe('matrix end-to-end encryption', () => {
     // The same device: no second set of device keys on the account.
     expect(hs.keys.devicesOf(hs.botId)).toEqual(['DEV0']);
   }, 90_000);
+
+  it('keeps a message whose room key is late, and answers it once the key arrives', async () => {
+    const { hs, llm, files } = await setup();
+    const room = hs.createRoom({ members: [OWNER], encrypted: true });
+    await gateway(files);
+    await eventually(() => expect(hs.keys.devicesOf(hs.botId)).toEqual(['DEV0']));
+    const owner = await user(hs);
+    hs.keys.hold(hs.botId);
+    llm.enqueue({ text: 'Got it, late but whole.' });
+    await owner.say(room, 'a message ahead of its key');
+    // The bot has the encrypted event but not its key: nothing reaches the model yet.
+    await eventually(() =>
+      expect(hs.requests.filter((r) => r.kind === 'sync' && r.query.has('since')).length).toBeGreaterThan(3),
+    );
+    expect(llm.requests).toHaveLength(0);
+    hs.keys.release(hs.botId);
+    await eventually(async () => expect(await owner.botTexts(room)).toEqual(['Got it, late but whole.']), 20_000);
+    expect(lastUserText(llm)).toContain('a message ahead of its key');
+  }, 60_000);
 });

@@ -53,7 +53,7 @@ export async function startFakeHomeserver(options: { serverName?: string; passwo
 
   function syncBody(who: Device, from: number | undefined, limit: number) {
     const roomPart = rooms.syncBody(from, limit, who.user);
-    const extras = keys.syncExtras(who, from);
+    const extras = keys.syncExtras(who, from, rooms.position);
     return { body: { ...roomPart.body, ...extras.body }, empty: roomPart.empty && extras.empty };
   }
 

@@ -13,6 +13,8 @@ export interface Device {
 
 interface ToDevice {
   pos: number;
+  /** The stream position of the sync that carried it: a later `since` acknowledges it. */
+  deliveredIn?: number;
   type: string;
   sender: string;
   content: unknown;
@@ -27,6 +29,8 @@ export class FakeKeys {
   private readonly fallbackKeys = new Map<string, Map<string, unknown>>();
   private readonly inbox = new Map<string, ToDevice[]>();
   private readonly changes: { user: string; pos: number }[] = [];
+  /** Users whose to-device messages wait (a room key that is late) until `release`. */
+  private readonly held = new Set<string>();
   /** Every to-device message relayed: [sender device, recipient device, type]. */
   readonly relayed: { from: Device; to: Device; type: string }[] = [];
 
@@ -43,10 +47,26 @@ export class FakeKeys {
     return undefined;
   }
 
-  /** What `who`'s /sync after `since` carries besides rooms; `since` acknowledges (deletes) older to-device messages. */
-  syncExtras(who: Device, since: number | undefined) {
-    const inbox = (this.inbox.get(key(who)) ?? []).filter((m) => since === undefined || m.pos > since);
-    this.inbox.set(key(who), inbox);
+  hold(user: string): void {
+    this.held.add(user);
+  }
+
+  release(user: string): void {
+    this.held.delete(user);
+    this.rooms.record(() => undefined);
+  }
+
+  /**
+   * What `who`'s /sync after `since` (answered at stream position `now`) carries besides rooms. To-device messages
+   * come again until a later `since` acknowledges the sync that carried them, then they are deleted.
+   */
+  syncExtras(who: Device, since: number | undefined, now: number) {
+    const kept = (this.inbox.get(key(who)) ?? []).filter(
+      (m) => m.deliveredIn === undefined || since === undefined || m.deliveredIn > since,
+    );
+    this.inbox.set(key(who), kept);
+    const inbox = this.held.has(who.user) ? [] : kept;
+    for (const m of inbox) m.deliveredIn = now;
     const changed =
       since === undefined ? [] : [...new Set(this.changes.filter((c) => c.pos > since).map((c) => c.user))];
     const body = {

@@ -108,6 +108,10 @@ export class RoomLog {
     return id;
   }
 
+  get position(): number {
+    return this.pos;
+  }
+
   /** Takes the next stream position for something outside the rooms (to-device messages, device list changes). */
   record(store: (pos: number) => void): void {
     store(++this.pos);
