@@ -40,7 +40,15 @@ export async function startFakeHomeserver(options: { serverName?: string; passwo
   const media = new Map<string, Buffer>();
   const transactions = new Map<string, string>();
   const failures = new Map<RequestKind, FakeFailure[]>();
-  const requests: { kind: RequestKind; method: string; path: string; query: URLSearchParams; body: unknown }[] = [];
+  const requests: {
+    kind: RequestKind;
+    method: string;
+    path: string;
+    query: URLSearchParams;
+    body: unknown;
+    /** The access token's account. */
+    user?: string;
+  }[] = [];
   const typing: { roomId: string; typing: boolean }[] = [];
   const sockets = new Set<Socket>();
   const waiters = new Set<() => void>();
@@ -115,7 +123,9 @@ export async function startFakeHomeserver(options: { serverName?: string; passwo
     const kind = kindOf(method, path);
     const body =
       kind === 'upload' || raw.length === 0 ? {} : (JSON.parse(raw.toString('utf8')) as Record<string, unknown>);
-    requests.push({ kind, method, path, query: url.searchParams, body });
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const caller = bearer ? tokens.get(bearer)?.user : undefined;
+    requests.push({ kind, method, path, query: url.searchParams, body, ...(caller ? { user: caller } : {}) });
     if (path === '/_matrix/client/versions') return json(res, 200, { versions: ['v1.1', 'v1.5', 'v1.11'] });
     if (path === '/_matrix/client/v3/login') {
       if (method === 'GET') return json(res, 200, { flows: [{ type: 'm.login.password' }] });
@@ -248,6 +258,13 @@ export async function startFakeHomeserver(options: { serverName?: string; passwo
     hasRoom: (roomId: string) => rooms.has(roomId),
     botMembership: (roomId: string) => rooms.membership(roomId, botId),
     eventsIn: (roomId: string): FakeEvent[] => rooms.events(roomId),
+    /** Has the bot's sync loop acknowledged this event (asked for what came after it)? */
+    botHasSeen(eventId: string): boolean {
+      const pos = [...rooms.allEvents()].find((e) => e.event_id === eventId)?.pos ?? Number.POSITIVE_INFINITY;
+      return requests.some(
+        (r) => r.kind === 'sync' && r.user === botId && Number(r.query.get('since')?.slice(1) ?? -1) >= pos,
+      );
+    },
     /** The bot's messages in a room as a user sees them (edits applied), in order. */
     messagesIn: (roomId: string): BotMessage[] => rooms.botMessages(roomId),
     uploaded: (mxc: string) => media.get(mxc.split('/').at(-1) ?? ''),

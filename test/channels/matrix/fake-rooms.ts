@@ -56,6 +56,10 @@ export class RoomLog {
     return this.rooms.has(roomId);
   }
 
+  *allEvents(): Iterable<FakeEvent> {
+    for (const events of this.rooms.values()) yield* events;
+  }
+
   events(roomId: string): FakeEvent[] {
     return this.rooms.get(roomId) ?? [];
   }
