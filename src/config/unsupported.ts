@@ -64,11 +64,6 @@ const CHANNEL_KEYS_NOT_ACTED_ON: readonly UnsupportedKey[] = [
     maxMediaBytes: 20_971_520,
     maxConcurrentMediaDownloads: 2,
   }),
-  {
-    path: 'channels.matrix.e2eeEnabled',
-    reason: 'the Matrix channel has no end-to-end encryption yet: it reads unencrypted rooms only',
-    isSet: (value) => value === true,
-  },
   ...channelKeys('mattermost', 'the Mattermost channel does not use it yet', {
     reactEmoji: 'eyes',
     doneEmoji: 'white_check_mark',

@@ -114,7 +114,6 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
       ['feishu', 'doneEmoji', 'DONE'],
       ['feishu', 'toolHintPrefix', '>'],
       ['email', 'postActionExpunge', true],
-      ['matrix', 'e2eeEnabled', true],
       ['matrix', 'sasVerification', true],
       ['matrix', 'syncStopGraceSeconds', 5],
       ['matrix', 'maxMediaBytes', 1024],

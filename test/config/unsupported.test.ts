@@ -308,7 +308,7 @@ describe('config notices', () => {
         channels: {
           telegram: { enabled: false, tokne: 'x', token: 'y', reactEmoji: '👀' },
           discord: { allowChannel: ['1'], workingEmoji: '⏳', proxy: 'http://127.0.0.1:3128' },
-          matrix: { e2eeEnabled: true, homeserver: 'https://m.example' },
+          matrix: { sasVerification: true, homeserver: 'https://m.example' },
           qq: { secretz: 1 },
         },
       },
@@ -322,7 +322,7 @@ describe('config notices', () => {
         ['unknown', 'channels.discord.allowChannel', 'allowChannels'],
         ['unsupported', 'channels.discord.workingEmoji', undefined],
         ['unsupported', 'channels.discord.proxy', undefined],
-        ['unsupported', 'channels.matrix.e2eeEnabled', undefined],
+        ['unsupported', 'channels.matrix.sasVerification', undefined],
       ].sort(),
     );
     // Without the channels' schemas (a caller that has none) their blocks are not judged key by key.

@@ -1,6 +1,6 @@
 /**
  * The Matrix channel: settings (nanobot's `channels.matrix` keys) and its registration. matrix-js-sdk is imported
- * only when the channel starts. No end-to-end encryption: encrypted rooms are not supported.
+ * only when the channel starts. Encrypted rooms and direct chats work through its Rust crypto (e2ee.ts).
  */
 import { z } from 'zod';
 import { checkSecureUrl } from '../../security/hosts.js';
@@ -19,6 +19,8 @@ export const matrixSettingsSchema = channelSettingsSchema.extend({
   /** Logs in with this when `accessToken` is empty; the session is kept in `<dataDir>/matrix/session.json`. */
   password: z.string().default(''),
   deviceId: z.string().default(''),
+  /** Reads and answers end-to-end encrypted rooms; the device's keys are kept in `<dataDir>/matrix/crypto/`. */
+  e2eeEnabled: z.boolean().default(true),
   /** nanobot answers every message in a room it is in by default (`mention` and `allowlist` narrow that). */
   groupPolicy: z.enum(['mention', 'open', 'allowlist']).default('open'),
   /** An `@room` mention counts as mentioning the bot (`groupPolicy: "mention"`). */

@@ -2,8 +2,10 @@
  * Matrix through matrix-js-sdk: the SDK's /sync loop (one client for the channel's life, so a reconnect resumes from
  * the last `since` token and nothing sent meanwhile is lost; what the first sync after startup replays is history
  * and is not answered), HTML replies up to 4000 characters, streaming by `m.replace` edits, files through the media
- * repository, typing notices, and invites from allowed users accepted. No end-to-end encryption: an allowed user
- * who writes in an encrypted room is told once, in plain text, that the bot cannot read it.
+ * repository, typing notices, and invites from allowed users accepted. Encrypted rooms (e2ee.ts): messages are
+ * decrypted (one whose key is missing waits for the key), replies encrypted; an unencrypted message in an encrypted
+ * room is not answered. With `e2eeEnabled: false`, an allowed user who writes in an encrypted room is told once, in
+ * plain text, that the bot cannot read it.
  */
 import { join } from 'node:path';
 import type { IRequestOpts, MatrixClient, MatrixEvent, Room, SyncState, SyncStateData } from 'matrix-js-sdk';
@@ -14,6 +16,8 @@ import type { ChannelCapabilities } from '../channel.js';
 import { PairingStore } from '../pairing.js';
 import type { ChatPlatform, OutgoingFile, OutgoingPart, PlatformLink, ReplyTarget } from '../platform.js';
 import { editContent, fileContent, type MessageContent, textContent } from './content.js';
+import type { CryptoStore } from './crypto-store.js';
+import { decrypted, startCrypto } from './e2ee.js';
 import { senderOf, toIncoming } from './events.js';
 import { homeserverRoot, type MatrixSettings } from './index.js';
 import { downloadMedia, uploadFile } from './media.js';
@@ -48,6 +52,8 @@ export class MatrixPlatform implements ChatPlatform {
     buttons: false,
   };
   private client?: MatrixClient;
+  /** The client's encryption keys on disk (when e2eeEnabled). */
+  private crypto?: CryptoStore;
   /** The settings the client was made for: a config edit that changes them makes a new client. */
   private clientKey = '';
   /** The client's token comes from our password login (session.json), so it may be renewed. */
@@ -94,6 +100,7 @@ export class MatrixPlatform implements ChatPlatform {
     // The client and its store stay: the next connect resumes the sync where this one stopped.
     this.client?.stopClient();
     await this.inbound;
+    await this.crypto?.save();
   }
 
   async sendText(target: ReplyTarget, part: OutgoingPart): Promise<string> {
@@ -109,7 +116,7 @@ export class MatrixPlatform implements ChatPlatform {
 
   async sendFile(target: ReplyTarget, file: OutgoingFile): Promise<void> {
     const client = this.requireClient();
-    this.refuseEncrypted(client, target.chatId);
+    this.refuseEncrypted(client, target.chatId, 'file');
     const uploaded = await uploadFile(client, file);
     await this.sendContent(
       client,
@@ -134,20 +141,30 @@ export class MatrixPlatform implements ChatPlatform {
     try {
       let client = this.client && key === this.clientKey ? this.client : undefined;
       let saved = this.sessionSaved;
+      let session: MatrixSession | undefined;
       if (!client) {
-        const session = await currentSession(sdk, settings, baseUrl, dataDir, log);
+        session = await currentSession(sdk, settings, baseUrl, dataDir, log);
         client = this.newClient(baseUrl, settings, session);
         saved = session.saved;
       }
+      let device: string | undefined;
       try {
-        await this.verify(client, settings);
+        device = await this.verify(client, settings);
       } catch (err) {
         // A token from our own password login that the server forgot: log in again.
         if (!saved || !isTokenError(err)) throw err;
-        client = this.newClient(baseUrl, settings, await renewSession(sdk, settings, baseUrl, dataDir, log));
-        await this.verify(client, settings);
+        session = await renewSession(sdk, settings, baseUrl, dataDir, log);
+        client = this.newClient(baseUrl, settings, session);
+        device = await this.verify(client, settings);
       }
       if (client !== this.client) {
+        this.crypto = undefined;
+        if (session && settings.e2eeEnabled) {
+          const deviceId = this.deviceFor(session, device);
+          // The encryption keys belong to one device: the client must know which one the token is.
+          if (deviceId !== client.getDeviceId()) client = this.newClient(baseUrl, settings, { ...session, deviceId });
+          this.crypto = await startCrypto(client, dataDir, log);
+        }
         this.client?.stopClient();
         this.client = client;
         this.clientKey = key;
@@ -161,13 +178,32 @@ export class MatrixPlatform implements ChatPlatform {
     }
   }
 
+  /** The token's device (whoami), which a configured deviceId must match: keys made for another are refused. */
+  private deviceFor(session: MatrixSession, whoamiDevice: string | undefined): string | undefined {
+    if (session.deviceId && whoamiDevice && session.deviceId !== whoamiDevice) {
+      throw new UserError(
+        `The Matrix access token belongs to device ${whoamiDevice}, not to channels.matrix.deviceId (${session.deviceId}).`,
+        'Correct deviceId (or leave it empty): end-to-end encryption keys are made for one device.',
+      );
+    }
+    return whoamiDevice ?? session.deviceId;
+  }
+
   private newClient(baseUrl: string, settings: MatrixSettings, session: MatrixSession): MatrixClient {
     const { sdk } = this.options;
+    const platform = this;
     // A store whose sync token survives stop/start: a restarted client asks for what happened since, not for
-    // a fresh initial sync (which would show messages sent while disconnected as old history).
+    // a fresh initial sync (which would show messages sent while disconnected as old history). Its save hook,
+    // which the SDK awaits after each processed sync and before the next request, writes the encryption keys.
     const store = new (class extends sdk.MemoryStore {
       override getSavedSyncToken(): Promise<string | null> {
         return Promise.resolve(this.getSyncToken());
+      }
+      override wantsSave(): boolean {
+        return platform.crypto !== undefined;
+      }
+      override async save(): Promise<void> {
+        await platform.crypto?.save();
       }
     })();
     return sdk.createClient({
@@ -179,14 +215,16 @@ export class MatrixPlatform implements ChatPlatform {
     });
   }
 
-  private async verify(client: MatrixClient, settings: MatrixSettings): Promise<void> {
-    const { user_id: owner } = await client.whoami();
+  /** Checks the token is the bot account's; returns its device. */
+  private async verify(client: MatrixClient, settings: MatrixSettings): Promise<string | undefined> {
+    const { user_id: owner, device_id: device } = await client.whoami();
     if (owner !== settings.userId) {
       throw new UserError(
         `The Matrix access token belongs to ${owner}, not to channels.matrix.userId (${settings.userId}).`,
         'Use the bot account’s token, or correct userId.',
       );
     }
+    return device;
   }
 
   /** Starts the SDK's sync loop; resolves after the first sync, rejects when it fails before that. */
@@ -260,9 +298,23 @@ export class MatrixPlatform implements ChatPlatform {
   private async handle(client: MatrixClient, event: MatrixEvent, room: Room, link: PlatformLink): Promise<void> {
     const me = client.getSafeUserId();
     if (event.getSender() === me || room.getMyMembership() !== 'join') return;
-    if (event.getType() === 'm.room.encrypted') return this.encryptedRoom(client, event, room, link);
-    if (event.getType() !== 'm.room.message') return;
     const settings = this.options.settings();
+    if (event.isEncrypted() && this.crypto) {
+      const retry = (later: MatrixEvent) => {
+        this.inbound = this.inbound
+          .then(() => (this.link === link ? this.handle(client, later, room, link) : undefined))
+          .catch((err: unknown) => link.log.warn(`handling ${later.getId()} failed: ${errorMessage(err)}`));
+      };
+      if (!(await decrypted(this.options.sdk, client, event, retry, link.log))) return;
+    } else if (event.getType() === 'm.room.encrypted') {
+      return this.encryptedRoom(client, event, room, link);
+    } else if (room.hasEncryptionStateEvent() && this.crypto) {
+      // Anyone able to post in the room (or a homeserver) can send plain text that poses as the conversation.
+      if (event.getType() === 'm.room.message')
+        link.log.warn(`ignored an unencrypted message from ${event.getSender()} in encrypted room ${room.roomId}`);
+      return;
+    }
+    if (event.getType() !== 'm.room.message') return;
     const displayName = room.getMember(me)?.rawDisplayName;
     const incoming = toIncoming(event, room, {
       me: { userId: me, ...(displayName && displayName !== me ? { displayName } : {}) },
@@ -329,10 +381,15 @@ export class MatrixPlatform implements ChatPlatform {
     return this.client;
   }
 
-  private refuseEncrypted(client: MatrixClient, roomId: string): void {
-    if (client.getRoom(roomId)?.hasEncryptionStateEvent()) {
-      throw new Error(`${roomId} is end-to-end encrypted, which nanobot-ts does not support`);
-    }
+  private isEncrypted(client: MatrixClient, roomId: string): boolean {
+    return client.getRoom(roomId)?.hasEncryptionStateEvent() === true;
+  }
+
+  private refuseEncrypted(client: MatrixClient, roomId: string, what = 'message'): void {
+    if (!this.isEncrypted(client, roomId)) return;
+    if (!this.crypto)
+      throw new Error(`${roomId} is end-to-end encrypted and channels.matrix.e2eeEnabled is false: not sending`);
+    if (what === 'file') throw new Error(`${roomId} is end-to-end encrypted; encrypted files are not supported yet`);
   }
 
   /**
@@ -341,6 +398,7 @@ export class MatrixPlatform implements ChatPlatform {
    */
   private async sendContent(client: MatrixClient, roomId: string, content: MessageContent, evenEncrypted = false) {
     if (!evenEncrypted) this.refuseEncrypted(client, roomId);
+    if (this.crypto && this.isEncrypted(client, roomId)) return this.sendEncrypted(client, roomId, content);
     const { Method, MatrixError } = this.options.sdk;
     const txnId = encodeURIComponent(client.makeTxnId());
     const path = `/rooms/${encodeURIComponent(roomId)}/send/m.room.message/${txnId}`;
@@ -357,6 +415,17 @@ export class MatrixPlatform implements ChatPlatform {
       if (waitMs > MAX_RATE_LIMIT_WAIT_MS) throw err;
       await new Promise((resolve) => setTimeout(resolve, waitMs));
       return (await send()).event_id;
+    }
+  }
+
+  /** Through the SDK, which encrypts for every device in the room (sharing the room key first when needed). */
+  private async sendEncrypted(client: MatrixClient, roomId: string, content: MessageContent): Promise<string> {
+    try {
+      // (The SDK's content types are a union per msgtype; ours is the same shape, checked in content.ts.)
+      const { event_id } = await client.sendEvent(roomId, this.options.sdk.EventType.RoomMessage, content as never);
+      return event_id;
+    } finally {
+      await this.crypto?.save();
     }
   }
 

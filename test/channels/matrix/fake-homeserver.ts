@@ -1,7 +1,9 @@
 /**
  * A loopback fake of a Matrix homeserver's client-server API, enough for the real matrix-js-sdk: versions, whoami,
  * login, push rules, capabilities, filters, `/sync` (initial and incremental by `since`, long-polled, joined and
- * invited rooms, account data), sending and editing messages, typing, joining, media upload and download.
+ * invited rooms, account data), sending and editing messages, typing, joining, media upload and download, and
+ * end-to-end encryption's key and to-device endpoints (fake-keys.ts). Besides the bot, `addUser` makes accounts
+ * another real client (a user's, with its own crypto) can sync and send with.
  * Every room keeps an ordered event log; a sync answers from a stream position, so nothing is lost across a
  * reconnect. It rejects events over 64 KiB as Synapse does, and can fail on purpose: `drop()` cuts every
  * connection until `restore()`, `failNext()` answers one request kind with an error.
@@ -14,6 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { type Device, FakeKeys } from './fake-keys.js';
 import { type BotMessage, type FakeEvent, RoomLog, type RoomOptions } from './fake-rooms.js';
 
 export type { BotMessage, FakeEvent, RoomOptions } from './fake-rooms.js';
@@ -32,12 +35,20 @@ export const MAX_EVENT_BYTES = 65_536;
 export async function startFakeHomeserver(options: { serverName?: string; password?: string } = {}) {
   const serverName = options.serverName ?? 'localhost';
   const botId = `@nanobot:${serverName}`;
-  /** Access token → its device. */
-  const tokens = new Map([['syt_test_token', 'DEV0']]);
+  /** Access token → its account and device. */
+  const tokens = new Map<string, Device>([['syt_test_token', { user: botId, device: 'DEV0' }]]);
   const media = new Map<string, Buffer>();
   const transactions = new Map<string, string>();
   const failures = new Map<RequestKind, FakeFailure[]>();
-  const requests: { kind: RequestKind; method: string; path: string; query: URLSearchParams; body: unknown }[] = [];
+  const requests: {
+    kind: RequestKind;
+    method: string;
+    path: string;
+    query: URLSearchParams;
+    body: unknown;
+    /** The access token's account. */
+    user?: string;
+  }[] = [];
   const typing: { roomId: string; typing: boolean }[] = [];
   const sockets = new Set<Socket>();
   const waiters = new Set<() => void>();
@@ -46,14 +57,21 @@ export async function startFakeHomeserver(options: { serverName?: string; passwo
   const rooms = new RoomLog(serverName, botId, () => {
     for (const waiter of [...waiters]) waiter();
   });
+  const keys = new FakeKeys(rooms);
 
-  async function sync(url: URL, res: http.ServerResponse): Promise<void> {
+  function syncBody(who: Device, from: number | undefined, limit: number) {
+    const roomPart = rooms.syncBody(from, limit, who.user);
+    const extras = keys.syncExtras(who, from, rooms.position);
+    return { body: { ...roomPart.body, ...extras.body }, empty: roomPart.empty && extras.empty };
+  }
+
+  async function sync(url: URL, res: http.ServerResponse, who: Device): Promise<void> {
     const since = url.searchParams.get('since');
     const from = since ? Number(since.slice(1)) : undefined;
     const filter = url.searchParams.get('filter') ?? '';
     const limit = Number(/"limit":(\d+)/.exec(filter)?.[1] ?? 10);
     const timeout = Number(url.searchParams.get('timeout') ?? 0);
-    let answer = rooms.syncBody(from, limit);
+    let answer = syncBody(who, from, limit);
     if (answer.empty && timeout > 0) {
       // Long poll: answer when something happens, or after a short wait (a real server waits `timeout` ms).
       await new Promise<void>((resolve) => {
@@ -66,7 +84,7 @@ export async function startFakeHomeserver(options: { serverName?: string; passwo
         waiters.add(done);
         res.on('close', done);
       });
-      answer = rooms.syncBody(from, limit);
+      answer = syncBody(who, from, limit);
     }
     json(res, 200, answer.body);
   }
@@ -105,7 +123,9 @@ export async function startFakeHomeserver(options: { serverName?: string; passwo
     const kind = kindOf(method, path);
     const body =
       kind === 'upload' || raw.length === 0 ? {} : (JSON.parse(raw.toString('utf8')) as Record<string, unknown>);
-    requests.push({ kind, method, path, query: url.searchParams, body });
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const caller = bearer ? tokens.get(bearer)?.user : undefined;
+    requests.push({ kind, method, path, query: url.searchParams, body, ...(caller ? { user: caller } : {}) });
     if (path === '/_matrix/client/versions') return json(res, 200, { versions: ['v1.1', 'v1.5', 'v1.11'] });
     if (path === '/_matrix/client/v3/login') {
       if (method === 'GET') return json(res, 200, { flows: [{ type: 'm.login.password' }] });
@@ -117,21 +137,27 @@ export async function startFakeHomeserver(options: { serverName?: string; passwo
         return json(res, 403, { errcode: 'M_FORBIDDEN', error: 'Invalid username or password' });
       const token = `syt_login_${++logins}`;
       const device = typeof body.device_id === 'string' ? body.device_id : `DEV${logins}`;
-      tokens.set(token, device);
+      tokens.set(token, { user: botId, device });
       return json(res, 200, { user_id: botId, access_token: token, device_id: device });
     }
     const auth = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? url.searchParams.get('access_token');
-    if (!auth || !tokens.has(auth))
+    const who = auth ? tokens.get(auth) : undefined;
+    if (!auth || !who)
       return json(res, 401, { errcode: 'M_UNKNOWN_TOKEN', error: 'Invalid access token passed.', soft_logout: false });
     const failure = failures.get(kind)?.shift();
     if (failure) return fail(res, failure);
     const ok = (result: unknown = {}) => json(res, 200, result);
 
-    if (path === '/_matrix/client/v3/account/whoami') return ok({ user_id: botId, device_id: tokens.get(auth) });
+    if (path === '/_matrix/client/v3/account/whoami') return ok({ user_id: who.user, device_id: who.device });
+    const e2e = keys.handle(method, path, body, who);
+    if (e2e && typeof e2e === 'object' && 'errcode' in e2e) return fail(res, e2e as FakeFailure);
+    if (e2e) return ok(e2e);
+    if (path.startsWith('/_matrix/client/v3/room_keys/'))
+      return json(res, 404, { errcode: 'M_NOT_FOUND', error: 'No current backup version' });
     if (path.startsWith('/_matrix/client/v3/pushrules')) return ok({ global: {} });
     if (path === '/_matrix/client/v3/capabilities') return ok({ capabilities: {} });
     if (/^\/_matrix\/client\/v3\/user\/[^/]+\/filter$/.test(path)) return ok({ filter_id: 'f1' });
-    if (kind === 'sync') return sync(url, res);
+    if (kind === 'sync') return sync(url, res, who);
     const accountDataPath = /^\/_matrix\/client\/v3\/user\/[^/]+\/account_data\/(.+)$/.exec(path);
     if (accountDataPath?.[1]) {
       if (method === 'PUT') {
@@ -144,13 +170,13 @@ export async function startFakeHomeserver(options: { serverName?: string; passwo
     const send = /^\/_matrix\/client\/v3\/rooms\/([^/]+)\/send\/([^/]+)\/([^/]+)$/.exec(path);
     if (send && method === 'PUT') {
       const [, roomId = '', type = '', txn = ''] = send;
-      if (rooms.membership(roomId, botId) !== 'join')
+      if (rooms.membership(roomId, who.user) !== 'join')
         return json(res, 403, { errcode: 'M_FORBIDDEN', error: 'User not in room' });
       const known = transactions.get(`${auth}/${txn}`);
       if (known) return ok({ event_id: known });
       if (Buffer.byteLength(raw) + 600 > MAX_EVENT_BYTES)
         return json(res, 413, { errcode: 'M_TOO_LARGE', error: 'event too large' });
-      const event = rooms.append(roomId, { type, sender: botId, content: body });
+      const event = rooms.append(roomId, { type, sender: who.user, content: body });
       transactions.set(`${auth}/${txn}`, event.event_id);
       return ok({ event_id: event.event_id });
     }
@@ -191,6 +217,14 @@ export async function startFakeHomeserver(options: { serverName?: string; passwo
     url,
     token: 'syt_test_token',
     botId,
+    /** The E2E side: which devices uploaded keys, which to-device messages went where. */
+    keys,
+    /** An account for another client (a user's own matrix-js-sdk): its access token and device. */
+    addUser(userId: string, device = 'USERDEV'): { accessToken: string; deviceId: string } {
+      const accessToken = `syt_user_${randomUUID().slice(0, 8)}`;
+      tokens.set(accessToken, { user: userId, device });
+      return { accessToken, deviceId: device };
+    },
     serverName,
     requests,
     typing,
@@ -224,6 +258,13 @@ export async function startFakeHomeserver(options: { serverName?: string; passwo
     hasRoom: (roomId: string) => rooms.has(roomId),
     botMembership: (roomId: string) => rooms.membership(roomId, botId),
     eventsIn: (roomId: string): FakeEvent[] => rooms.events(roomId),
+    /** Has the bot's sync loop acknowledged this event (asked for what came after it)? */
+    botHasSeen(eventId: string): boolean {
+      const pos = [...rooms.allEvents()].find((e) => e.event_id === eventId)?.pos ?? Number.POSITIVE_INFINITY;
+      return requests.some(
+        (r) => r.kind === 'sync' && r.user === botId && Number(r.query.get('since')?.slice(1) ?? -1) >= pos,
+      );
+    },
     /** The bot's messages in a room as a user sees them (edits applied), in order. */
     messagesIn: (roomId: string): BotMessage[] => rooms.botMessages(roomId),
     uploaded: (mxc: string) => media.get(mxc.split('/').at(-1) ?? ''),

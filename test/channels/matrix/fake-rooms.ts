@@ -56,6 +56,10 @@ export class RoomLog {
     return this.rooms.has(roomId);
   }
 
+  *allEvents(): Iterable<FakeEvent> {
+    for (const events of this.rooms.values()) yield* events;
+  }
+
   events(roomId: string): FakeEvent[] {
     return this.rooms.get(roomId) ?? [];
   }
@@ -108,6 +112,16 @@ export class RoomLog {
     return id;
   }
 
+  get position(): number {
+    return this.pos;
+  }
+
+  /** Takes the next stream position for something outside the rooms (to-device messages, device list changes). */
+  record(store: (pos: number) => void): void {
+    store(++this.pos);
+    this.changed();
+  }
+
   setAccountData(type: string, content: unknown): void {
     this.accountData.set(type, { content, pos: ++this.pos });
     this.changed();
@@ -117,12 +131,12 @@ export class RoomLog {
     return this.accountData.get(type)?.content;
   }
 
-  /** The bot's view of everything after `since` (all of it, timelines cut to `limit`, when `since` is undefined). */
-  syncBody(since: number | undefined, limit: number) {
+  /** A user's (the bot's) view of everything after `since` (all of it, timelines cut to `limit`, when `since` is undefined). */
+  syncBody(since: number | undefined, limit: number, viewer = this.botId) {
     const join: Record<string, unknown> = {};
     const invite: Record<string, unknown> = {};
     for (const [roomId, events] of this.rooms) {
-      const mine = this.membershipEvent(roomId, this.botId);
+      const mine = this.membershipEvent(roomId, viewer);
       if (!mine) continue;
       const isNew = since === undefined || mine.pos > since;
       if (mine.content.membership === 'invite' && isNew) {
@@ -142,7 +156,9 @@ export class RoomLog {
         timeline: { events: events.slice(start).map(wire), limited: start > afterJoin },
       };
     }
-    const data = [...this.accountData].filter(([, value]) => since === undefined || value.pos > since);
+    const data = [...this.accountData].filter(
+      ([, value]) => viewer === this.botId && (since === undefined || value.pos > since),
+    );
     const body = {
       next_batch: `s${this.pos}`,
       rooms: { join, invite, leave: {} },

@@ -111,8 +111,8 @@ describe('matrix channel', () => {
     expect(asked).not.toContain('another device');
   });
 
-  it('tells an allowed user once that it cannot read an encrypted room, and gives no turn', async () => {
-    const run = await start();
+  it('with e2eeEnabled false, tells an allowed user once that it cannot read an encrypted room, no turn', async () => {
+    const run = await start({ matrix: { e2eeEnabled: false } });
     const room = run.hs.createRoom({ members: [OWNER], encrypted: true });
     const encrypted = { algorithm: 'm.megolm.v1.aes-sha2', ciphertext: 'AwgAEnAC', session_id: 's', device_id: 'D' };
     run.hs.userSays({ roomId: room, sender: OWNER, type: 'm.room.encrypted', content: encrypted });
