@@ -43,6 +43,8 @@ export interface UploadedBundle {
 /** What the fake needs of a phone (phone.ts). */
 export interface PhoneLike {
   decrypt(type: string, body: Buffer): Promise<proto.IMessage>;
+  /** The stanza of a message this phone sent, encrypted again (after the device asked for a retry). */
+  resend(id: string): Promise<BinaryNode | undefined>;
 }
 
 export interface SentMessage {
@@ -114,12 +116,13 @@ export class Connection {
   }
 
   /**
-   * Counts what the device never confirmed. Not delivered again: a stanza Baileys already decrypted fails a second
-   * decryption (Signal's message counter), and the real server's answer to that (the retry-receipt flow, where the
-   * sender's phone encrypts again) is not in this fake yet.
+   * What the device never confirmed is delivered again after its next login, as WhatsApp's server does. A copy the
+   * device had already decrypted then fails (Signal's counter moved on); its retry receipt makes the sender's phone
+   * encrypt the message again (`onRetry`).
    */
   private countUnconfirmed(): void {
     this.fake.unconfirmedAtDrop += this.unacked.size;
+    this.fake.offline.unshift(...this.unacked.values());
     this.unacked.clear();
   }
 
@@ -282,6 +285,12 @@ export class FakeWhatsApp {
   async onNode(connection: Connection, node: BinaryNode): Promise<void> {
     this.log.push(node);
     if (node.tag === 'receipt' || node.tag === 'ack') connection.unacked.delete(node.attrs.id ?? '');
+    if (node.tag === 'receipt' && node.attrs.type === 'retry') {
+      const number = (node.attrs.participant ?? node.attrs.to ?? '').split(/[:@]/)[0] ?? '';
+      const again = await this.phones.get(number)?.resend(node.attrs.id ?? '');
+      if (again) this.deliver(again);
+      return;
+    }
     if (this.onClientNode && (await this.onClientNode(connection, node))) return;
     if (node.tag === 'iq') return this.onIq(connection, node);
     if (node.tag === 'message') return this.onMessage(connection, node);

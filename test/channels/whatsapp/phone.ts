@@ -132,11 +132,21 @@ export class Phone {
     };
   }
 
+  private readonly written = new Map<string, { message: proto.IMessage; group?: string }>();
+
+  async resend(id: string): Promise<BinaryNode | undefined> {
+    const original = this.written.get(id);
+    return original
+      ? this.stanza(original.message, { id, ...(original.group ? { group: original.group } : {}) })
+      : undefined;
+  }
+
   /** The `<message>` stanza the server delivers for a message this phone sends (to the bot, or in `group`). */
   async stanza(message: proto.IMessage, options: { id?: string; group?: string } = {}): Promise<BinaryNode> {
     const cipher = await this.cipher();
     const sealed = await cipher.encrypt(pad(proto.Message.encode(message).finish()));
     const id = options.id ?? `3EB0${this.number.slice(-4)}${String(this.nextMessage++).padStart(6, '0')}`;
+    this.written.set(id, { message, ...(options.group ? { group: options.group } : {}) });
     return {
       tag: 'message',
       attrs: {
