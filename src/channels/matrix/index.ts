@@ -34,8 +34,8 @@ export const matrixSettingsSchema = channelSettingsSchema.extend({
 export type MatrixSettings = z.infer<typeof matrixSettingsSchema>;
 
 const TOKEN_HINT =
-  'Set channels.matrix.password (the bot logs in itself), or an accessToken from a login to the bot account ' +
-  '(not from an Element session: that gives the account encryption keys, and Element then encrypts direct chats).';
+  'Set channels.matrix.password (the bot logs in itself), or an accessToken from a login made for nanobot ' +
+  '(not an Element session’s: that device already has encryption keys of its own, which nanobot cannot have).';
 
 export const matrixChannel = defineChannel<MatrixSettings>({
   name: 'matrix',
