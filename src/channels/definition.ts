@@ -51,6 +51,8 @@ export interface ChannelDefinition<S extends ChannelSettings> {
   qrLogin?: boolean;
   /** Asks the platform (at the configured endpoint) whether the credentials work; for the WebUI's "check" button. */
   verify?(settings: S): Promise<VerifyResult>;
+  /** One more line for `nanobot channels status` (e.g. the state of an encryption device), read from the data dir. */
+  statusDetail?(settings: S, dataDir: string): string | undefined;
 }
 
 /** One check of a channel's credentials against its platform. */
@@ -81,6 +83,8 @@ export interface RegisteredChannel {
   qrLogin?: boolean;
   /** `block` must parse (call `parse` first). */
   verify?(block: unknown): Promise<VerifyResult>;
+  /** `block` must parse (call `parse` first). */
+  statusDetail?(block: unknown, dataDir: string): string | undefined;
 }
 
 export interface ChannelBuildContext {
@@ -137,6 +141,9 @@ export function defineChannel<S extends ChannelSettings>(definition: ChannelDefi
       ? { login: (block: unknown, loginContext) => definition.login?.(parse(block), loginContext) ?? Promise.resolve() }
       : {}),
     ...(definition.qrLogin && definition.login ? { qrLogin: true } : {}),
+    ...(definition.statusDetail
+      ? { statusDetail: (block: unknown, dataDir: string) => definition.statusDetail?.(parse(block), dataDir) }
+      : {}),
   };
 }
 

@@ -104,5 +104,9 @@ describe('nanobot gateway with an encrypted Matrix room', () => {
     expect(output).not.toMatch(/matrix_sdk_crypto|DEBUG/);
     expect(output).not.toContain('syt_login_');
     expect(output).toContain(`device ${device}`);
+
+    // `nanobot channels status` shows the device and that nobody has verified it yet.
+    const status = await runCli(['channels', 'status'], home);
+    expect(status.stdout).toMatch(new RegExp(`encryption: device ${device}, not verified .*fingerprint \\S{4} `));
   }, 120_000);
 });

@@ -10,6 +10,7 @@
  * Also after each send and on disconnect. An unchanged store is not written again.
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
@@ -90,6 +91,31 @@ interface Snapshot {
 export function cryptoStorePath(dataDir: string, userId: string, deviceId: string): string {
   const id = createHash('sha256').update(`${userId}\0${deviceId}`).digest('hex').slice(0, 16);
   return join(dataDir, 'matrix', 'crypto', `${deviceId.replace(/[^A-Za-z0-9_-]/g, '_')}-${id}.idb`);
+}
+
+/** What `nanobot channels status` shows about the device: written by the gateway when its crypto starts. */
+export interface DeviceStatus {
+  deviceId: string;
+  fingerprint: string;
+  verified: boolean;
+}
+
+export function deviceStatusPath(dataDir: string): string {
+  return join(dataDir, 'matrix', 'e2ee-device.json');
+}
+
+export async function writeDeviceStatus(dataDir: string, status: DeviceStatus): Promise<void> {
+  await writeFileAtomic(deviceStatusPath(dataDir), `${JSON.stringify(status, null, 2)}\n`, 0o600);
+}
+
+export function readDeviceStatus(dataDir: string): DeviceStatus | undefined {
+  try {
+    const value = JSON.parse(readFileSync(deviceStatusPath(dataDir), 'utf8')) as Partial<DeviceStatus>;
+    if (typeof value.deviceId !== 'string' || typeof value.fingerprint !== 'string') return undefined;
+    return { deviceId: value.deviceId, fingerprint: value.fingerprint, verified: value.verified === true };
+  } catch {
+    return undefined;
+  }
 }
 
 export class CryptoStore {

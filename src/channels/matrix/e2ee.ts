@@ -9,7 +9,7 @@ import type { MatrixClient, MatrixEvent } from 'matrix-js-sdk';
 import { UserError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import { channelSdk } from '../settings.js';
-import { CryptoStore, cryptoStorePath, type FakeIndexedDb } from './crypto-store.js';
+import { CryptoStore, cryptoStorePath, type FakeIndexedDb, writeDeviceStatus } from './crypto-store.js';
 
 type Sdk = typeof import('matrix-js-sdk');
 
@@ -35,8 +35,13 @@ export async function startCrypto(client: MatrixClient, dataDir: string, log: Lo
   await client.initRustCrypto({ useIndexedDB: true });
   // The device's new keys are on disk before the SDK uploads them.
   await store.save();
-  const keys = await client.getCrypto()?.getOwnDeviceKeys();
-  log.info(`end-to-end encryption on: device ${deviceId}, fingerprint ${fingerprint(keys?.ed25519 ?? '')}`);
+  const crypto = client.getCrypto();
+  const keys = await crypto?.getOwnDeviceKeys();
+  const shown = fingerprint(keys?.ed25519 ?? '');
+  // Its own device counts as trusted locally; verified means cross-signed by the account, as Element shows it.
+  const verified = (await crypto?.getDeviceVerificationStatus(userId, deviceId))?.crossSigningVerified === true;
+  await writeDeviceStatus(dataDir, { deviceId, fingerprint: shown, verified });
+  log.info(`end-to-end encryption on: device ${deviceId}, fingerprint ${shown}${verified ? '' : ' (not verified)'}`);
   return store;
 }
 

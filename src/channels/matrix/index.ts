@@ -9,6 +9,7 @@ import type { Logger } from '../../util/log.js';
 import { defineChannel } from '../definition.js';
 import { channelSdk, channelSettingsSchema, requireSetting } from '../settings.js';
 import { allowFromField, type ChannelSetup, groupPolicyField } from '../setup.js';
+import { readDeviceStatus } from './crypto-store.js';
 
 export const matrixSettingsSchema = channelSettingsSchema.extend({
   /** The homeserver's client-server API root, e.g. https://matrix.org (what Element shows as "Homeserver"). */
@@ -33,8 +34,8 @@ export const matrixSettingsSchema = channelSettingsSchema.extend({
 export type MatrixSettings = z.infer<typeof matrixSettingsSchema>;
 
 const TOKEN_HINT =
-  'Set channels.matrix.password (the bot logs in itself), or an accessToken from a login to the bot account ' +
-  '(not from an Element session: that gives the account encryption keys, and Element then encrypts direct chats).';
+  'Set channels.matrix.password (the bot logs in itself), or an accessToken from a login made for nanobot ' +
+  '(not an Element session’s: that device already has encryption keys of its own, which nanobot cannot have).';
 
 export const matrixChannel = defineChannel<MatrixSettings>({
   name: 'matrix',
@@ -86,6 +87,15 @@ export const matrixChannel = defineChannel<MatrixSettings>({
         `channels.matrix.userId must be a full Matrix ID like @nanobot:matrix.org (got ${settings.userId}).`,
       );
     if (!settings.accessToken.trim() && !settings.password) requireSetting('matrix', 'accessToken', '', TOKEN_HINT);
+  },
+  statusDetail(settings, dataDir) {
+    if (!settings.e2eeEnabled) return 'encryption: off (e2eeEnabled is false): encrypted rooms are not read';
+    const device = readDeviceStatus(dataDir);
+    if (!device) return 'encryption: on; the device’s keys are made when the gateway first connects';
+    const trust = device.verified
+      ? 'verified'
+      : 'not verified (Element shows it as unverified; compare the fingerprint under the bot’s sessions)';
+    return `encryption: device ${device.deviceId}, ${trust}, fingerprint ${device.fingerprint}`;
   },
   async createPlatform(settings, context) {
     const sdk = await importSdk(context.log);

@@ -34,6 +34,8 @@ export async function channelsStatus(opts: GlobalOptions, io: ChannelsIo = defau
   const secrets = collectSecrets(loaded.config);
   for (const name of names) {
     io.out(`${statusLine(name, blocks[name], running, secrets)}\n`);
+    const detail = statusDetail(name, blocks[name], loaded.dataDir);
+    if (detail) io.out(`    ${redactSecrets(detail, secrets)}\n`);
     const missing = blocks[name]?.enabled === true ? missingPackages(name, loaded.home) : [];
     if (missing.length > 0)
       io.out(`    ${missing.join(', ')} not installed: run \`nanobot channels install ${name}\`\n`);
@@ -71,6 +73,17 @@ function statusLine(
     parts.push(health.error ? `${health.state} (${redactSecrets(health.error, secrets)}${retry})` : health.state);
   } else if (enabled && running) parts.push('not running (restart the gateway to start it)');
   return `  ${label} ${parts.join(' · ')}`;
+}
+
+/** The channel's own extra line (its settings must parse; a channel that cannot say stays silent). */
+function statusDetail(name: string, block: Record<string, unknown> | undefined, dataDir: string): string | undefined {
+  const definition = findChannel(name);
+  if (!definition?.statusDetail || block?.enabled !== true) return undefined;
+  try {
+    return definition.statusDetail(block, dataDir);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The channels of the running gateway, from its /health; undefined when no gateway runs. */
