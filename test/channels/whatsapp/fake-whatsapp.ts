@@ -5,14 +5,16 @@
  * the usual IQs, and the end of the offline queue. Baileys checks the server's certificate chain against WhatsApp's
  * root key; `trustFakeRoot()` points that check at this fake's root, the test's equivalent of a test CA.
  */
-import { createHmac } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createHmac, randomBytes } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   type BinaryNode,
   Curve,
   decodeBinaryNode,
   encodeBinaryNode,
+  encryptedStream,
   getBinaryNodeChild,
   getBinaryNodeChildren,
   proto,
@@ -53,6 +55,18 @@ export interface SentMessage {
   type?: string;
   message: proto.IMessage;
 }
+
+/** An uploaded (encrypted) media blob: the fields a media message carries to find and decrypt it. */
+export interface HostedMedia {
+  directPath: string;
+  url: string;
+  mediaKey: Buffer;
+  fileSha256: Buffer;
+  fileEncSha256: Buffer;
+  fileLength: number;
+}
+
+export type MediaType = 'image' | 'audio' | 'video' | 'document' | 'sticker';
 
 export interface FakeOptions {
   /** The account's phone number (the bot's number once linked). */
@@ -156,6 +170,10 @@ export class FakeWhatsApp {
   /** Messages kept for the device while it is offline; sent after its next login, then `ib offline`. */
   readonly offline: BinaryNode[] = [];
   private nextId = 1;
+  /** Encrypted media blobs by path, as WhatsApp's media host (mmg.whatsapp.net) serves them. */
+  private readonly media = new Map<string, Buffer>();
+  /** Every media download request (path), in order. */
+  readonly mediaRequests: string[] = [];
 
   private constructor(
     private readonly http: Server,
@@ -171,10 +189,44 @@ export class FakeWhatsApp {
   }
 
   static async start(options: FakeOptions = {}): Promise<FakeWhatsApp> {
-    const http = createServer((_req, res) => res.writeHead(404).end());
+    let fake: FakeWhatsApp | undefined;
+    const http = createServer((req, res) => (fake ? fake.serveMedia(req, res) : res.writeHead(404).end()));
     const wss = new WebSocketServer({ server: http, path: '/ws/chat' });
     await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-    return new FakeWhatsApp(http, wss, options);
+    fake = new FakeWhatsApp(http, wss, options);
+    return fake;
+  }
+
+  /**
+   * What a phone does before sending a photo, voice note or document: encrypts it with a fresh media key (Baileys'
+   * own `encryptedStream`: AES-256-CBC, HMAC, WhatsApp's HKDF info per media type) and uploads the blob; the media
+   * message then carries the key and the blob's path on the media host (here this fake's HTTP origin).
+   */
+  async hostMedia(plain: Buffer, type: MediaType): Promise<HostedMedia> {
+    const encrypted = await encryptedStream(plain, type);
+    const blob = await readFile(encrypted.encFilePath);
+    await rm(encrypted.encFilePath, { force: true });
+    const directPath = `/v/t62.7118-24/${randomBytes(8).toString('hex')}.enc?ccb=11-4`;
+    this.media.set(directPath, blob);
+    return {
+      directPath,
+      url: `http://127.0.0.1:${this.port}${directPath}`,
+      mediaKey: encrypted.mediaKey,
+      fileSha256: encrypted.fileSha256,
+      fileEncSha256: encrypted.fileEncSha256,
+      fileLength: encrypted.fileLength,
+    };
+  }
+
+  private serveMedia(req: IncomingMessage, res: ServerResponse): void {
+    const path = req.url ?? '';
+    this.mediaRequests.push(path);
+    const blob = req.method === 'GET' ? this.media.get(path) : undefined;
+    if (!blob) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': blob.length }).end(blob);
   }
 
   get port(): number {

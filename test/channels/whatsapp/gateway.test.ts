@@ -3,6 +3,8 @@
  * messages loses none and answers each once: what was on the wire unconfirmed is delivered again (copies Baileys had
  * already decrypted come back through the retry-receipt flow), the second half waits in the server's offline queue.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../../src/gateway/lifecycle.js';
 import { type FakeLLM, startFakeLLM } from '../../helpers/fake-llm.js';
@@ -67,4 +69,63 @@ describe('WhatsApp gateway', () => {
     expect(answers).toHaveLength(50);
     expect(linked.fake.errors).toEqual([]);
   }, 90_000);
+
+  it('a photo: downloaded from the media host, decrypted by Baileys, saved and shown to the model', async () => {
+    const linked = await linkedFake();
+    cleanups.push(() => linked.close());
+    const { llm, files } = await start(linked);
+    llm.enqueue({ text: 'A tiny picture.' });
+    const owner = linked.phoneOf(OWNER, 'Owner');
+    const png = Buffer.from([
+      0x89,
+      0x50,
+      0x4e,
+      0x47,
+      0x0d,
+      0x0a,
+      0x1a,
+      0x0a,
+      ...Array.from({ length: 40 }, (_, i) => i),
+    ]);
+    await owner.sendsMedia('image', png, { mimetype: 'image/png', caption: 'what is this?' });
+    await eventually(() => expect(owner.texts()).toEqual(['A tiny picture.']), 15_000);
+    const sent = JSON.stringify(llm.requests.at(-1)?.body.messages);
+    expect(sent).toContain('what is this?');
+    expect(sent).toContain(`data:image/png;base64,${png.toString('base64')}`);
+    const path = /\[image: ([^\]]+)\]/.exec(sent)?.[1] ?? '';
+    expect(path.startsWith(join(files.dataDir, 'media', 'whatsapp'))).toBe(true);
+    expect(readFileSync(path)).toEqual(png);
+    expect(linked.fake.mediaRequests).toHaveLength(1);
+    expect(linked.fake.errors).toEqual([]);
+  }, 30_000);
+
+  it('a voice note and a document: saved under the media folder, their paths given to the model', async () => {
+    const linked = await linkedFake();
+    cleanups.push(() => linked.close());
+    const { llm, files } = await start(linked);
+    llm.enqueue({ text: 'Heard you.' }, { text: 'Read it.' });
+    const owner = linked.phoneOf(OWNER, 'Owner');
+    const voice = Buffer.from('OggS fake opus voice note bytes');
+    await owner.sendsMedia('audio', voice, { mimetype: 'audio/ogg; codecs=opus', ptt: true });
+    await eventually(() => expect(owner.texts()).toEqual(['Heard you.']), 15_000);
+    const report = Buffer.from('quarterly numbers: 42\n');
+    await owner.sendsMedia('document', report, {
+      mimetype: 'text/plain',
+      fileName: 'report.txt',
+      caption: 'summarise',
+    });
+    await eventually(() => expect(owner.texts()).toEqual(['Heard you.', 'Read it.']), 15_000);
+    // Each turn's newest `[file: …]` line (the second turn also carries the first one in its history).
+    const paths = llm.requests.map(
+      (request) => [...JSON.stringify(request.body.messages).matchAll(/\[file: ([^\]]+)\]/g)].at(-1)?.[1] ?? '',
+    );
+    const [voicePath, docPath] = paths;
+    for (const path of [voicePath, docPath])
+      expect(path?.startsWith(join(files.dataDir, 'media', 'whatsapp'))).toBe(true);
+    expect(readFileSync(voicePath ?? '')).toEqual(voice);
+    expect(docPath?.endsWith('report.txt')).toBe(true);
+    expect(readFileSync(docPath ?? '')).toEqual(report);
+    expect(JSON.stringify(llm.requests.at(-1)?.body.messages)).toContain('summarise');
+    expect(linked.fake.errors).toEqual([]);
+  }, 30_000);
 });

@@ -6,7 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import { type BinaryNode, proto } from 'baileys';
-import type { FakeWhatsApp, UploadedBundle } from './fake-whatsapp.js';
+import type { FakeWhatsApp, MediaType, UploadedBundle } from './fake-whatsapp.js';
 
 interface SignalKeyPair {
   pubKey: Buffer;
@@ -159,6 +159,44 @@ export class Phone {
       },
       content: [{ tag: 'enc', attrs: { v: '2', type: sealed.type === 3 ? 'pkmsg' : 'msg' }, content: sealed.body }],
     };
+  }
+
+  /**
+   * Sends a photo, voice note (`audio` + `ptt`), video or document: uploaded encrypted to the fake's media host, then
+   * a media message with its key. `fileLength` may claim another size than the real one (a hostile sender).
+   */
+  async sendsMedia(
+    type: Exclude<MediaType, 'sticker'>,
+    data: Buffer,
+    options: { mimetype: string; caption?: string; fileName?: string; ptt?: boolean; fileLength?: number } & {
+      group?: string;
+      mention?: boolean;
+    },
+  ): Promise<string> {
+    const hosted = await this.fake.hostMedia(data, type);
+    const media = {
+      url: hosted.url,
+      directPath: hosted.directPath,
+      mediaKey: hosted.mediaKey,
+      fileSha256: hosted.fileSha256,
+      fileEncSha256: hosted.fileEncSha256,
+      fileLength: options.fileLength ?? hosted.fileLength,
+      mimetype: options.mimetype,
+      ...(options.caption ? { caption: options.caption } : {}),
+      ...(options.mention ? { contextInfo: { mentionedJid: [this.fake.botJid] } } : {}),
+    };
+    const message: proto.IMessage =
+      type === 'image'
+        ? { imageMessage: media }
+        : type === 'video'
+          ? { videoMessage: media }
+          : type === 'audio'
+            ? { audioMessage: { ...media, ptt: options.ptt === true } }
+            : { documentMessage: { ...media, fileName: options.fileName ?? 'file' } };
+    const node = await this.stanza(message, options.group ? { group: options.group } : {});
+    node.attrs.type = 'media';
+    this.fake.deliver(node);
+    return node.attrs.id ?? '';
   }
 
   /** Sends a text now (or keeps it for the device's next login, when it is offline). */
