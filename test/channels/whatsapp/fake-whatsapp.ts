@@ -47,6 +47,8 @@ export interface PhoneLike {
   decrypt(type: string, body: Buffer): Promise<proto.IMessage>;
   /** The stanza of a message this phone sent, encrypted again (after the device asked for a retry). */
   resend(id: string): Promise<BinaryNode | undefined>;
+  acceptSenderKey(group: string, author: string, distribution: Uint8Array): Promise<void>;
+  decryptGroup(group: string, author: string, body: Buffer): Promise<proto.IMessage>;
 }
 
 export interface SentMessage {
@@ -170,6 +172,8 @@ export class FakeWhatsApp {
   /** Messages kept for the device while it is offline; sent after its next login, then `ib offline`. */
   readonly offline: BinaryNode[] = [];
   private nextId = 1;
+  /** Groups by JID: their subject and members' numbers (the bot is a member of each). */
+  readonly groups = new Map<string, { subject: string; members: string[] }>();
   /** Encrypted media blobs by path, as WhatsApp's media host (mmg.whatsapp.net) serves them. */
   private readonly media = new Map<string, Buffer>();
   /** Every media download request (path), in order. */
@@ -348,27 +352,55 @@ export class FakeWhatsApp {
     if (node.tag === 'message') return this.onMessage(connection, node);
   }
 
-  /** The bot sends: each phone decrypts its copy; the server acks the stanza. */
+  /**
+   * The bot sends: each phone decrypts its copy; the server acks the stanza. In a group the pairwise copies carry the
+   * bot's sender key; the message itself is one `skmsg`, which the members decrypt with that key.
+   */
   private async onMessage(connection: Connection, node: BinaryNode): Promise<void> {
     const to = node.attrs.to ?? '';
     const copies = getBinaryNodeChildren(getBinaryNodeChild(node, 'participants'), 'to');
-    const direct = getBinaryNodeChild(node, 'enc')
-      ? [{ tag: 'to', attrs: { jid: to }, content: [getBinaryNodeChild(node, 'enc') as BinaryNode] }]
-      : [];
-    for (const copy of [...copies, ...direct]) {
-      const number = (copy.attrs.jid ?? '').split(/[:@]/)[0] ?? '';
-      const phone = this.phones.get(number);
-      const enc = getBinaryNodeChild(copy, 'enc');
-      if (!phone || !enc) continue;
-      const message = await phone.decrypt(enc.attrs.type ?? '', bytes(enc));
+    const enc = getBinaryNodeChild(node, 'enc');
+    const group = to.endsWith('@g.us');
+    const direct = enc && !group ? [{ tag: 'to', attrs: { jid: to }, content: [enc] }] : [];
+    const record = (message: proto.IMessage) => {
       const list = this.sent.get(to) ?? [];
       list.push({ id: node.attrs.id ?? '', message, to, ...(node.attrs.type ? { type: node.attrs.type } : {}) });
       this.sent.set(to, list);
+    };
+    for (const copy of [...copies, ...direct]) {
+      const number = (copy.attrs.jid ?? '').split(/[:@]/)[0] ?? '';
+      const phone = this.phones.get(number);
+      const copyEnc = getBinaryNodeChild(copy, 'enc');
+      if (!phone || !copyEnc) continue;
+      const message = await phone.decrypt(copyEnc.attrs.type ?? '', bytes(copyEnc));
+      const distribution = message.senderKeyDistributionMessage?.axolotlSenderKeyDistributionMessage;
+      if (group && distribution) await phone.acceptSenderKey(to, this.botJid, distribution);
+      else record(message);
+    }
+    if (group && enc?.attrs.type === 'skmsg') {
+      const members = this.groups.get(to)?.members ?? [];
+      const reader = members.map((number) => this.phones.get(number)).find((phone) => phone !== undefined);
+      if (reader) record(await reader.decryptGroup(to, this.botJid, bytes(enc)));
     }
     connection.send({
       tag: 'ack',
       attrs: { class: 'message', id: node.attrs.id ?? '', from: to, t: String(Math.floor(Date.now() / 1000)) },
     });
+  }
+
+  /** `<group>` as the `w:g2` query answers it: phone-number addressing, every member plus the bot. */
+  private groupNode(jid: string): BinaryNode | undefined {
+    const group = this.groups.get(jid);
+    if (!group) return undefined;
+    const now = String(Math.floor(Date.now() / 1000));
+    return {
+      tag: 'group',
+      attrs: { id: jid.split('@')[0] ?? '', subject: group.subject, s_t: now, creation: now, addressing_mode: 'pn' },
+      content: [...group.members, this.phone].map((number) => ({
+        tag: 'participant',
+        attrs: { jid: `${number}@s.whatsapp.net` },
+      })),
+    };
   }
 
   private onIq(connection: Connection, node: BinaryNode): void {
@@ -408,6 +440,11 @@ export class FakeWhatsApp {
         content: [{ tag: 'offline', attrs: { count: String(kept.length) } }],
       });
       this.ready.add(connection);
+      return;
+    }
+    if (xmlns === 'w:g2' && type === 'get' && getBinaryNodeChild(node, 'query')) {
+      const group = this.groupNode(node.attrs.to ?? '');
+      reply([group ?? { tag: 'error', attrs: { code: '404', text: 'item-not-found' } }]);
       return;
     }
     if (xmlns === 'usync') {

@@ -10,7 +10,7 @@ import type { Gateway } from '../../../src/gateway/lifecycle.js';
 import { type FakeLLM, startFakeLLM } from '../../helpers/fake-llm.js';
 import { eventually } from '../contract.js';
 import { healthOf, startChannelGateway, writeChannelConfig } from '../gateway-harness.js';
-import { type LinkedFake, linkedFake } from './harness.js';
+import { type LinkedFake, linkedFake, numberOf } from './harness.js';
 
 const OWNER = '4917011112222';
 const cleanups: (() => Promise<void>)[] = [];
@@ -126,6 +126,51 @@ describe('WhatsApp gateway', () => {
     expect(docPath?.endsWith('report.txt')).toBe(true);
     expect(readFileSync(docPath ?? '')).toEqual(report);
     expect(JSON.stringify(llm.requests.at(-1)?.body.messages)).toContain('summarise');
+    expect(linked.fake.errors).toEqual([]);
+  }, 30_000);
+
+  it('groupPolicy "mention": a group message @mentioning the bot is answered in the group, one without is not', async () => {
+    const linked = await linkedFake();
+    cleanups.push(() => linked.close());
+    const { llm } = await start(linked, { groupPolicy: 'mention' });
+    const group = '120363000000000001@g.us';
+    linked.fake.groups.set(group, { subject: 'Family', members: [numberOf(OWNER)] });
+    llm.enqueue({ text: 'It is **4**.' });
+    const owner = linked.phoneOf(OWNER, 'Owner');
+    await owner.says('just chatting among humans', { group });
+    await owner.says('what is 2+2?', { group, mention: true });
+    // Messages are handled in order: once the mention is answered, the one before it was seen and passed over.
+    await eventually(() => expect(owner.texts(group)).toEqual(['It is *4*.']), 20_000);
+    expect(llm.requests).toHaveLength(1);
+    const sent = JSON.stringify(llm.requests[0]?.body.messages);
+    expect(sent).toContain('what is 2+2?');
+    expect(sent).not.toContain(`@${linked.fake.phone}`);
+    expect(sent).not.toContain('just chatting among humans');
+    // Sent to the group (one sender-key message), not to the owner's own chat.
+    expect(owner.texts()).toEqual([]);
+    expect(linked.fake.errors).toEqual([]);
+  }, 40_000);
+
+  it('shows "typing…" (a composing chat state) in the chat while the turn runs', async () => {
+    const linked = await linkedFake();
+    cleanups.push(() => linked.close());
+    const { llm } = await start(linked);
+    const owner = linked.phoneOf(OWNER, 'Owner');
+    const composing = () =>
+      linked.fake.log.some(
+        (node) =>
+          node.tag === 'chatstate' &&
+          node.attrs.to === owner.jid &&
+          Array.isArray(node.content) &&
+          node.content.some((child) => child.tag === 'composing'),
+      );
+    // The model answers only once the fake has seen the chat state: the turn is running while it is sent.
+    llm.enqueue(async () => {
+      await eventually(() => expect(composing()).toBe(true), 10_000);
+      return { text: 'Done thinking.' };
+    });
+    await owner.says('think hard');
+    await eventually(() => expect(owner.texts()).toEqual(['Done thinking.']), 20_000);
     expect(linked.fake.errors).toEqual([]);
   }, 30_000);
 });

@@ -6,6 +6,13 @@
  */
 import { createRequire } from 'node:module';
 import { type BinaryNode, proto } from 'baileys';
+import {
+  GroupCipher,
+  GroupSessionBuilder,
+  SenderKeyDistributionMessage,
+  SenderKeyName,
+  SenderKeyRecord,
+} from 'baileys/lib/Signal/Group/index.js';
 import type { FakeWhatsApp, MediaType, UploadedBundle } from './fake-whatsapp.js';
 
 interface SignalKeyPair {
@@ -97,6 +104,32 @@ export class Phone {
     const cipher = await this.cipher();
     const plain =
       type === 'pkmsg' ? await cipher.decryptPreKeyWhisperMessage(body) : await cipher.decryptWhisperMessage(body);
+    const n = plain[plain.length - 1] ?? 0;
+    return proto.Message.decode(plain.subarray(0, plain.length - n));
+  }
+
+  /** Sender keys of group members (here: the bot), as WhatsApp's group protocol hands them out. */
+  private readonly senderKeys = new Map<string, SenderKeyRecord>();
+  private readonly senderKeyStore = {
+    loadSenderKey: async (name: SenderKeyName) => this.senderKeys.get(name.toString()) ?? new SenderKeyRecord(),
+    storeSenderKey: async (name: SenderKeyName, record: SenderKeyRecord) => {
+      this.senderKeys.set(name.toString(), record);
+    },
+  };
+
+  private senderKeyName(group: string, author: string): SenderKeyName {
+    return new SenderKeyName(group, { id: author, deviceId: 0, toString: () => author });
+  }
+
+  /** The bot's sender key for `group`, from the senderKeyDistributionMessage it sent this phone pairwise. */
+  async acceptSenderKey(group: string, author: string, distribution: Uint8Array): Promise<void> {
+    const message = new SenderKeyDistributionMessage(null, null, null, null, distribution);
+    await new GroupSessionBuilder(this.senderKeyStore).process(this.senderKeyName(group, author), message);
+  }
+
+  /** A group message (`skmsg`) the bot encrypted once for all members with its sender key. */
+  async decryptGroup(group: string, author: string, body: Buffer): Promise<proto.IMessage> {
+    const plain = await new GroupCipher(this.senderKeyStore, this.senderKeyName(group, author)).decrypt(body);
     const n = plain[plain.length - 1] ?? 0;
     return proto.Message.decode(plain.subarray(0, plain.length - n));
   }
