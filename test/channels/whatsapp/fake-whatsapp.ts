@@ -172,6 +172,8 @@ export class FakeWhatsApp {
   /** Messages kept for the device while it is offline; sent after its next login, then `ib offline`. */
   readonly offline: BinaryNode[] = [];
   private nextId = 1;
+  /** The upload host a media connection (`w:m`) names: `host:port` of media-host.ts, when a test runs one. */
+  mediaHost: string | undefined;
   /** Groups by JID: their subject and members' numbers (the bot is a member of each). */
   readonly groups = new Map<string, { subject: string; members: string[] }>();
   /** Encrypted media blobs by path, as WhatsApp's media host (mmg.whatsapp.net) serves them. */
@@ -440,6 +442,11 @@ export class FakeWhatsApp {
         content: [{ tag: 'offline', attrs: { count: String(kept.length) } }],
       });
       this.ready.add(connection);
+      return;
+    }
+    if (xmlns === 'w:m' && getBinaryNodeChild(node, 'media_conn')) {
+      const hosts = this.mediaHost ? [{ tag: 'host', attrs: { hostname: this.mediaHost } }] : [];
+      reply([{ tag: 'media_conn', attrs: { auth: 'fake-auth', ttl: '3600' }, content: hosts }]);
       return;
     }
     if (xmlns === 'w:g2' && type === 'get' && getBinaryNodeChild(node, 'query')) {

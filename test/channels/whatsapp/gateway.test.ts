@@ -3,7 +3,7 @@
  * messages loses none and answers each once: what was on the wire unconfirmed is delivered again (copies Baileys had
  * already decrypted come back through the retry-receipt flow), the second half waits in the server's offline queue.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../../src/gateway/lifecycle.js';
@@ -11,6 +11,7 @@ import { type FakeLLM, startFakeLLM } from '../../helpers/fake-llm.js';
 import { eventually } from '../contract.js';
 import { healthOf, startChannelGateway, writeChannelConfig } from '../gateway-harness.js';
 import { type LinkedFake, linkedFake, numberOf } from './harness.js';
+import { FakeMediaHost } from './media-host.js';
 
 const OWNER = '4917011112222';
 const cleanups: (() => Promise<void>)[] = [];
@@ -173,4 +174,36 @@ describe('WhatsApp gateway', () => {
     await eventually(() => expect(owner.texts()).toEqual(['Done thinking.']), 20_000);
     expect(linked.fake.errors).toEqual([]);
   }, 30_000);
+
+  it('sends files from the message tool: a photo and a document, encrypted and uploaded over https, readable by the phone', async () => {
+    const linked = await linkedFake();
+    cleanups.push(() => linked.close());
+    const host = await FakeMediaHost.start();
+    const untrust = host.trust();
+    cleanups.push(async () => {
+      untrust();
+      await host.close();
+    });
+    linked.fake.mediaHost = host.hostname;
+    const { llm, files } = await start(linked);
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 9, 8, 7, 6]);
+    writeFileSync(join(files.workspace, 'chart.png'), png);
+    writeFileSync(join(files.workspace, 'report.txt'), 'quarterly numbers');
+    llm.enqueue(
+      { toolCalls: [{ name: 'message', arguments: { content: 'Here you are.', media: ['chart.png', 'report.txt'] } }] },
+      { text: 'Sent them.' },
+    );
+    const owner = linked.phoneOf(OWNER, 'Owner');
+    await owner.says('the chart and the report, please');
+    await eventually(() => expect(owner.texts()).toContain('Sent them.'), 30_000);
+    const messages = (linked.fake.sent.get(owner.jid) ?? []).map((m) => m.message);
+    const image = messages.find((m) => m.imageMessage)?.imageMessage;
+    const document = messages.find((m) => m.documentMessage)?.documentMessage;
+    expect(image?.mimetype).toBe('image/png');
+    expect(await host.decrypt(image ?? {}, 'image')).toEqual(png);
+    expect(document?.fileName).toBe('report.txt');
+    expect((await host.decrypt(document ?? {}, 'document')).toString()).toBe('quarterly numbers');
+    expect(owner.texts()).toContain('Here you are.');
+    expect(linked.fake.errors).toEqual([]);
+  }, 45_000);
 });
