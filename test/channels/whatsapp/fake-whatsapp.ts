@@ -102,7 +102,7 @@ export class Connection {
   private queue: Promise<void> = Promise.resolve();
 
   private onFrame(data: Buffer): Promise<void> {
-    this.queue = this.queue.then(async () => {
+    const run = this.queue.then(async () => {
       if (!this.noise.ready && !this.payload) {
         if (this.helloDone) {
           this.payload = this.noise.clientFinish(data);
@@ -117,7 +117,9 @@ export class Connection {
       this.received.push(node);
       await this.fake.onNode(this, node);
     });
-    return this.queue;
+    // A frame that fails (recorded in `errors`) must not stall every later frame on this connection.
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 
   private helloDone = false;
