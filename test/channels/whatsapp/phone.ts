@@ -87,7 +87,6 @@ export class Phone {
     libsignal.keyhelper.generateIdentityKeyPair(),
     libsignal.keyhelper.generateRegistrationId(),
   );
-  private botAddress: SignalAddress | undefined;
   private usedPreKeys = 0;
   private nextMessage = 1;
 
@@ -145,14 +144,16 @@ export class Phone {
     return `${this.number}@s.whatsapp.net`;
   }
 
+  /** The session with the bot, started once: messages written at once (a burst) must not each start their own. */
+  private session: Promise<unknown> | undefined;
+
   private async cipher() {
     const bundle = this.fake.bundle;
     if (!bundle) throw new Error('the bot has not uploaded its keys yet');
-    if (!this.botAddress) {
-      this.botAddress = new libsignal.ProtocolAddress(this.fake.phone, this.fake.device);
-      await new libsignal.SessionBuilder(this.store, this.botAddress).initOutgoing(this.deviceBundle(bundle));
-    }
-    return new libsignal.SessionCipher(this.store, this.botAddress);
+    const address = new libsignal.ProtocolAddress(this.fake.phone, this.fake.device);
+    this.session ??= new libsignal.SessionBuilder(this.store, address).initOutgoing(this.deviceBundle(bundle));
+    await this.session;
+    return new libsignal.SessionCipher(this.store, address);
   }
 
   private deviceBundle(bundle: UploadedBundle) {
