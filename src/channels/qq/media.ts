@@ -48,11 +48,14 @@ export function toAttachment(att: QqAttachment, trustedOrigin: string): Incoming
 async function openUrl(raw: string, trustedOrigin: string, signal: AbortSignal): Promise<AsyncIterable<Uint8Array>> {
   let url: URL;
   try {
-    url = new URL(raw.startsWith('//') ? `https:${raw}` : raw);
+    // A protocol-relative URL takes the API's scheme: https, or http for a fake on this machine.
+    url = new URL(raw, trustedOrigin);
   } catch {
     throw new Error('the attachment URL is not valid');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('the attachment URL is not http(s)');
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !/^(https?:)?\/\//i.test(raw)) {
+    throw new Error('the attachment URL is not an http(s) address');
+  }
   const response =
     url.origin === trustedOrigin
       ? await fetch(url, { signal, redirect: 'manual' })

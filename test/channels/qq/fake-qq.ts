@@ -66,6 +66,8 @@ export interface FakeQq {
   messagesIn(chatId: string): string[];
   serveFile(name: string, data: Buffer | (() => Buffer), contentType?: string): string;
   fileRequests: string[];
+  /** A careless platform: on Resume replay the whole session, not only what came after the bot's seq. */
+  replayAll: boolean;
   /** Forget every session: the next Resume gets op 9. */
   forgetSessions(): void;
   drop(): void;
@@ -202,7 +204,7 @@ export async function startFakeQq(options: { heartbeatMs?: number; expiresIn?: n
       }
       current = session;
       live = ws;
-      const after = typeof d.seq === 'number' ? d.seq : 0;
+      const after = fake.replayAll ? 0 : typeof d.seq === 'number' ? d.seq : 0;
       for (const event of session.events.filter((e) => e.s > after)) send(ws, { op: 0, ...event });
       session.seq += 1;
       send(ws, { op: 0, s: session.seq, t: 'RESUMED', d: '' });
@@ -220,7 +222,8 @@ export async function startFakeQq(options: { heartbeatMs?: number; expiresIn?: n
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
-  return {
+  const fake: FakeQq = {
+    replayAll: false,
     url,
     settings: { appId: APP_ID, secret: SECRET, apiBase: url, tokenUrl: `${url}/app/getAppAccessToken` },
     sent,
@@ -276,6 +279,7 @@ export async function startFakeQq(options: { heartbeatMs?: number; expiresIn?: n
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+  return fake;
 }
 
 function send(ws: WebSocket, frame: Frame): void {
