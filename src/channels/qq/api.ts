@@ -4,7 +4,7 @@
  * errors name the endpoint and QQ's own code and message, never the secret or the token.
  */
 import { z } from 'zod';
-import { errorMessage } from '../../util/errors.js';
+import { errorMessage, UserError } from '../../util/errors.js';
 
 /** Renew this long before QQ says the token expires (clocks differ; a request may be in flight). */
 const RENEW_BEFORE_MS = 60_000;
@@ -101,10 +101,13 @@ export class QqApi {
     if (!response.ok || !parsed.success) {
       const error = errorSchema.safeParse(body);
       const detail = error.success && error.data.message ? `: ${error.data.message}` : '';
-      throw new QqApiError(
-        `QQ refused the app credentials (getAppAccessToken, HTTP ${response.status}${detail}); check channels.qq.appId and channels.qq.secret`,
-        response.status,
-        error.success ? error.data.code : undefined,
+      if (response.status >= 500 || response.status === 429) {
+        throw new QqApiError(`QQ's token service failed (HTTP ${response.status}${detail})`, response.status);
+      }
+      // A setup mistake, not a network one: not retried until the config changes.
+      throw new UserError(
+        `QQ refused channels.qq.appId ${this.options.appId} with channels.qq.secret (getAppAccessToken, HTTP ${response.status}${detail}).`,
+        'Copy the AppID and AppSecret again from https://q.qq.com/ → 开发 → 开发设置 (a new AppSecret replaces the old one).',
       );
     }
     this.token = { value: parsed.data.access_token, expiresAt: started + parsed.data.expires_in * 1000 };

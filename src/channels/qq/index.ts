@@ -119,7 +119,7 @@ export const qqChannel = defineChannel<QqSettings>({
 
 /** An access token for appId + secret: the cheapest check QQ has that the credentials are right. */
 async function verifyCredentials(settings: QqSettings): Promise<VerifyResult> {
-  const { QqApi, QqApiError } = await import('./api.js');
+  const { QqApi } = await import('./api.js');
   const api = new QqApi({
     appId: settings.appId,
     secret: settings.secret,
@@ -134,7 +134,7 @@ async function verifyCredentials(settings: QqSettings): Promise<VerifyResult> {
       identity: { account: settings.appId },
     };
   } catch (err) {
-    if (err instanceof QqApiError) return { status: 'fail', message: err.message };
+    if (err instanceof UserError) return { status: 'fail', message: err.message };
     return { status: 'warn', message: `Could not ask QQ for an access token: ${errorMessage(err)}` };
   }
 }

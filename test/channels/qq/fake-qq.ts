@@ -55,6 +55,10 @@ export interface FakeQq {
   /** Every frame the bot sent on the gateway, in order. */
   frames: Frame[];
   tokensIssued(): number;
+  /** The access tokens handed out (they must never reach a log). */
+  tokens(): string[];
+  /** getAppAccessToken calls, good or bad. */
+  tokenRequests(): number;
   connections(): number;
   /** Messages refused as duplicates (a repeated msg_id + msg_seq). */
   duplicates: SentQq[];
@@ -75,7 +79,14 @@ export interface FakeQq {
   close(): Promise<void>;
 }
 
-export async function startFakeQq(options: { heartbeatMs?: number; expiresIn?: number } = {}): Promise<FakeQq> {
+export interface FakeQqOptions {
+  heartbeatMs?: number;
+  expiresIn?: number;
+  /** A dispatch sent right after Hello, before the bot identified (no session is its). */
+  beforeReady?: { t: string; d: unknown };
+}
+
+export async function startFakeQq(options: FakeQqOptions = {}): Promise<FakeQq> {
   const sockets = new Set<WebSocket>();
   const sessions = new Map<string, FakeSession>();
   const tokens = new Set<string>();
@@ -90,6 +101,7 @@ export async function startFakeQq(options: { heartbeatMs?: number; expiresIn?: n
   let live: WebSocket | undefined;
   let dropped = false;
   let issued = 0;
+  let tokenRequests = 0;
   let connections = 0;
   let nextId = 1;
 
@@ -105,6 +117,11 @@ export async function startFakeQq(options: { heartbeatMs?: number; expiresIn?: n
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     const body = req.method === 'POST' ? await readBody(req) : {};
+    if (path === '/redirect') {
+      const to = new URL(req.url ?? '/', 'http://x').searchParams.get('to') ?? '/';
+      res.writeHead(302, { location: to }).end();
+      return;
+    }
     if (path.startsWith('/files/')) {
       fileRequests.push(path);
       const file = files.get(decodeURIComponent(path.slice('/files/'.length)));
@@ -115,6 +132,7 @@ export async function startFakeQq(options: { heartbeatMs?: number; expiresIn?: n
     }
     if (dropped) return json(res, 503, { message: 'network down' });
     if (req.method === 'POST' && path === '/app/getAppAccessToken') {
+      tokenRequests += 1;
       if (body.appId !== APP_ID || body.clientSecret !== SECRET)
         return json(res, 401, { code: 100016, message: 'invalid appid or secret' });
       const token = `tok-${++issued}-${Math.random().toString(36).slice(2)}`;
@@ -164,6 +182,7 @@ export async function startFakeQq(options: { heartbeatMs?: number; expiresIn?: n
       });
       ws.on('message', (raw) => onFrame(ws, JSON.parse(String(raw)) as Frame));
       send(ws, { op: 10, d: { heartbeat_interval: options.heartbeatMs ?? 30_000 } });
+      if (options.beforeReady) send(ws, { op: 0, s: 1, ...options.beforeReady });
     });
   });
 
@@ -232,6 +251,8 @@ export async function startFakeQq(options: { heartbeatMs?: number; expiresIn?: n
     duplicates,
     fileRequests,
     tokensIssued: () => issued,
+    tokens: () => [...tokens],
+    tokenRequests: () => tokenRequests,
     connections: () => connections,
     userSays(message) {
       const id = message.id ?? `msg-${nextId++}`;
