@@ -70,6 +70,8 @@ export interface FakeQq {
   messagesIn(chatId: string): string[];
   serveFile(name: string, data: Buffer | (() => Buffer), contentType?: string): string;
   fileRequests: string[];
+  /** false: heartbeats go unanswered (a zombie connection). */
+  ackHeartbeats: boolean;
   /** A careless platform: on Resume replay the whole session, not only what came after the bot's seq. */
   replayAll: boolean;
   /** Forget every session: the next Resume gets op 9. */
@@ -191,7 +193,7 @@ export async function startFakeQq(options: FakeQqOptions = {}): Promise<FakeQq> 
     const d = (frame.d ?? {}) as Record<string, unknown>;
     const tokenOk = typeof d.token === 'string' && tokens.has(d.token.replace(/^QQBot /, ''));
     if (frame.op === 1) {
-      send(ws, { op: 11 });
+      if (fake.ackHeartbeats) send(ws, { op: 11 });
       return;
     }
     if (frame.op === 2) {
@@ -243,6 +245,7 @@ export async function startFakeQq(options: FakeQqOptions = {}): Promise<FakeQq> 
   const url = `http://127.0.0.1:${port}`;
   const fake: FakeQq = {
     replayAll: false,
+    ackHeartbeats: true,
     url,
     settings: { appId: APP_ID, secret: SECRET, apiBase: url, tokenUrl: `${url}/app/getAppAccessToken` },
     sent,
