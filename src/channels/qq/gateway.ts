@@ -25,6 +25,7 @@ const readySchema = z.looseObject({
   user: z.looseObject({ id: z.string().optional(), username: z.string().optional() }).optional(),
 });
 
+const READY_TIMEOUT_MS = 30_000;
 /** Close codes after which the session cannot be resumed (QQ: invalid session / seq, session timed out). */
 const SESSION_GONE = new Set([4006, 4007, 4009]);
 /** Close codes that are a setup problem, not a network one: retried slowly, with the reason in the log. */
@@ -64,6 +65,7 @@ export class QqGateway {
   private acked = true;
   private opened = false;
   private closed = false;
+  private onReady?: () => void;
 
   constructor(private readonly options: GatewayOptions) {}
 
@@ -71,10 +73,18 @@ export class QqGateway {
   open(): Promise<Ready> {
     const { options } = this;
     return new Promise<Ready>((resolve, reject) => {
+      this.onReady = () => clearTimeout(readyTimer);
       const socket = new options.WebSocket(options.url);
       this.socket = socket;
+      // A gateway that accepts the connection but never gets to READY must not hold the connect forever.
+      const readyTimer = setTimeout(() => end(new Error('QQ gateway did not get ready within 30 s')), READY_TIMEOUT_MS);
+      readyTimer.unref();
       const end = (error: Error, retryAfterMs?: number) => {
-        if (this.closed) return;
+        clearTimeout(readyTimer);
+        if (this.closed) {
+          if (!this.opened) reject(error);
+          return;
+        }
         this.closed = true;
         this.stopHeartbeat();
         socket.terminate();
@@ -160,11 +170,13 @@ export class QqGateway {
       session.id = ready.data.session_id;
       if (typeof frame.s === 'number') session.seq = frame.s;
       this.opened = true;
+      this.onReady?.();
       resolve({ resumed: false, ...(ready.data.user?.username ? { botName: ready.data.user.username } : {}) });
       return;
     }
     if (frame.t === 'RESUMED') {
       this.opened = true;
+      this.onReady?.();
       resolve({ resumed: true });
       return;
     }

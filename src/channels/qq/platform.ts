@@ -61,6 +61,8 @@ export class QqPlatform implements ChatPlatform {
   /** Kept across connections: the next one resumes it. */
   private readonly session: Session = { seq: null };
   private gateway?: QqGateway;
+  /** The connection still on its way to READY: a disconnect ends it too. */
+  private opening?: QqGateway;
   private generation = 0;
   /** The last message in each chat: what replies there answer. */
   private readonly passive = new Map<string, Passive>();
@@ -108,7 +110,10 @@ export class QqPlatform implements ChatPlatform {
       },
     });
     const resuming = this.session.id !== undefined;
-    const ready = await gateway.open();
+    this.opening = gateway;
+    const ready = await gateway.open().finally(() => {
+      if (this.opening === gateway) this.opening = undefined;
+    });
     if (generation !== this.generation) {
       gateway.close();
       throw new Error('qq was disconnected while connecting');
@@ -126,6 +131,7 @@ export class QqPlatform implements ChatPlatform {
     const gateway = this.gateway;
     this.gateway = undefined;
     gateway?.close();
+    this.opening?.close();
   }
 
   async sendText(target: ReplyTarget, part: OutgoingPart): Promise<string> {
