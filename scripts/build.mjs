@@ -74,9 +74,9 @@ const { metafile } = await build({
   target: 'node20',
   packages: 'bundle',
   // Chat-platform SDKs (and Bedrock's) are installed on demand (src/util/on-demand.ts): each is imported when its
-  // channel starts, from next to the package or from ~/.nanobot/packages. The Matrix crypto's wasm package comes
-  // with matrix-js-sdk: one copy of it, the SDK's (its .wasm file sits beside it).
-  external: [...Object.keys(pkg.onDemandDependencies ?? {}), '@matrix-org/matrix-sdk-crypto-wasm'],
+  // channel starts, from next to the package or from ~/.nanobot/packages. The Matrix crypto's wasm package is one of
+  // them (pinned to matrix-js-sdk's own), so there is one copy of it, with its .wasm file beside it.
+  external: Object.keys(pkg.onDemandDependencies ?? {}),
   chunkNames: 'chunks/[name]-[hash]',
   // Bundled CommonJS dependencies call require() for Node built-ins.
   banner: {

@@ -26,7 +26,7 @@ export const ON_DEMAND_USES: Readonly<Record<string, readonly string[]>> = {
   discord: ['discord.js'],
   slack: ['@slack/bolt'],
   feishu: ['@larksuiteoapi/node-sdk'],
-  matrix: ['matrix-js-sdk', 'fake-indexeddb'],
+  matrix: ['matrix-js-sdk', '@matrix-org/matrix-sdk-crypto-wasm', 'fake-indexeddb'],
   mattermost: ['@mattermost/client'],
   msteams: ['jose'],
   whatsapp: ['baileys'],

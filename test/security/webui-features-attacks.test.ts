@@ -178,7 +178,7 @@ describe('channel settings attacks', () => {
       'tele%67ram',
       'x'.repeat(65),
       'x'.repeat(10_000),
-      'whatsapp',
+      'icq',
       '',
       '   ',
       7,

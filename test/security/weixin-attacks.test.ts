@@ -14,7 +14,7 @@ import { weixinChannel } from '../../src/channels/weixin/index.js';
 import { safeBaseUrl } from '../../src/channels/weixin/login.js';
 import { createLogger } from '../../src/util/log.js';
 import { eventually } from '../channels/contract.js';
-import { startFakeIlink } from '../channels/weixin/fake-ilink.js';
+import { aes, startFakeIlink } from '../channels/weixin/fake-ilink.js';
 import { healthOf, OWNER, startWeixinGateway, type WeixinGateway, waitState } from '../channels/weixin/helpers.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -28,6 +28,22 @@ async function start(settings: Record<string, unknown> = {}, log?: string[]): Pr
   cleanups.push(() => run.close());
   await waitState(run.gateway, 'running');
   return run;
+}
+
+/**
+ * A key that does not decrypt `plain` sealed under `key` (AES-128-ECB): a random one, unless its output happens to
+ * end in valid padding (about 1 in 200), which would make the damage pass unnoticed and the test flaky.
+ */
+function wrongKeyFor(plain: Buffer, key: Buffer): Buffer {
+  const sealed = aes(plain, key, true);
+  for (;;) {
+    const candidate = randomBytes(16);
+    try {
+      aes(sealed, candidate, false);
+    } catch {
+      return candidate;
+    }
+  }
 }
 
 /** A server that records every request it gets (it must get none). */
@@ -155,7 +171,7 @@ describe('weixin: a hostile iLink server', () => {
             // The right CDN object, the wrong key: padding does not check out.
             media: {
               encrypt_query_param: run.ilink.putCdn(Buffer.from('x'), key),
-              aes_key: randomBytes(16).toString('base64'),
+              aes_key: wrongKeyFor(Buffer.from('x'), key).toString('base64'),
             },
           },
         },

@@ -2,10 +2,13 @@
  * A hostile sender or server against the WhatsApp channel (real Baileys, loopback WhatsApp): a sender naming someone
  * else, status/broadcast stanzas, media URLs aimed at the gateway's own network, key material in Baileys' log.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
 import * as baileys from 'baileys';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AttachmentTooLarge, saveAttachment } from '../../src/channels/media.js';
 import type { IncomingMessage, PlatformLink } from '../../src/channels/platform.js';
 import { type WhatsAppSettings, whatsappSettingsSchema } from '../../src/channels/whatsapp/index.js';
 import { WhatsAppPlatform } from '../../src/channels/whatsapp/platform.js';
@@ -97,6 +100,58 @@ describe('WhatsApp: hostile senders', () => {
     } finally {
       internal.close();
     }
+  });
+});
+
+describe('WhatsApp: hostile media', () => {
+  const mediaDir = () => join(dirname(linked.settings.authDir), 'media', 'whatsapp');
+
+  it('a document named with a path traversal is saved inside the media folder, under a harmless name', async () => {
+    const mallory = linked.phoneOf('4917033333333');
+    const payload = Buffer.from('#!/bin/sh\necho owned\n');
+    for (const fileName of ['../../../../.bashrc', '..\\..\\config.json', '/etc/cron.d/x']) {
+      await mallory.sendsMedia('document', payload, { mimetype: 'text/plain', fileName });
+    }
+    await eventually(() => expect(received).toHaveLength(3));
+    const dir = mediaDir();
+    for (const message of received) {
+      const attachment = message.attachments?.[0];
+      if (!attachment) throw new Error('no attachment');
+      const path = await saveAttachment(attachment, dir, 1024 * 1024);
+      expect(dirname(path)).toBe(dir);
+      expect(path.slice(dir.length + 1)).not.toMatch(/\.\.|[/\\]|^\./);
+      expect(readFileSync(path)).toEqual(payload);
+    }
+    expect(readdirSync(dir)).toHaveLength(3);
+  });
+
+  it('media declaring a size over the limit is refused before anything is downloaded', async () => {
+    const mallory = linked.phoneOf('4917033333334');
+    await mallory.sendsMedia('video', Buffer.from('small, but it claims 2 GB'), {
+      mimetype: 'video/mp4',
+      fileLength: 2 * 1024 * 1024 * 1024,
+    });
+    await eventually(() => expect(received).toHaveLength(1));
+    const attachment = received[0]?.attachments?.[0];
+    if (!attachment) throw new Error('no attachment');
+    expect(attachment.size).toBe(2 * 1024 * 1024 * 1024);
+    await expect(saveAttachment(attachment, mediaDir(), 20 * 1024 * 1024)).rejects.toBeInstanceOf(AttachmentTooLarge);
+    expect(linked.fake.mediaRequests).toEqual([]);
+  });
+
+  it('a blob larger than its declared size is cut off at the limit and not kept', async () => {
+    const mallory = linked.phoneOf('4917033333335');
+    await mallory.sendsMedia('document', Buffer.alloc(64 * 1024, 7), {
+      mimetype: 'application/octet-stream',
+      fileName: 'big.bin',
+      fileLength: 10,
+    });
+    await eventually(() => expect(received).toHaveLength(1));
+    const attachment = received[0]?.attachments?.[0];
+    if (!attachment) throw new Error('no attachment');
+    await expect(saveAttachment(attachment, mediaDir(), 16 * 1024)).rejects.toBeInstanceOf(AttachmentTooLarge);
+    expect(linked.fake.mediaRequests).toHaveLength(1);
+    expect(readdirSync(mediaDir())).toEqual([]);
   });
 });
 

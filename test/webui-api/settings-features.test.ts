@@ -215,7 +215,7 @@ describe('Settings › Channels', () => {
     const { client } = await setup();
     const websocketOff = await mutation(client, 'settings.feature.disable', { name: 'websocket' });
     expect(websocketOff.error?.status).toBe(400);
-    expect((await mutation(client, 'settings.feature.enable', { name: 'whatsapp' })).error?.status).toBe(404);
+    expect((await mutation(client, 'settings.feature.enable', { name: 'icq' })).error?.status).toBe(404);
     expect((await mutation(client, 'settings.feature.enable', {})).error).toMatchObject({ status: 400 });
     const other = await mutation(client, 'settings.feature.enable', { name: 'telegram', instance_id: 'second' });
     expect(other.error?.status).toBe(400);

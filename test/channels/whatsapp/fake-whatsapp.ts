@@ -5,14 +5,16 @@
  * the usual IQs, and the end of the offline queue. Baileys checks the server's certificate chain against WhatsApp's
  * root key; `trustFakeRoot()` points that check at this fake's root, the test's equivalent of a test CA.
  */
-import { createHmac } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createHmac, randomBytes } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   type BinaryNode,
   Curve,
   decodeBinaryNode,
   encodeBinaryNode,
+  encryptedStream,
   getBinaryNodeChild,
   getBinaryNodeChildren,
   proto,
@@ -45,6 +47,8 @@ export interface PhoneLike {
   decrypt(type: string, body: Buffer): Promise<proto.IMessage>;
   /** The stanza of a message this phone sent, encrypted again (after the device asked for a retry). */
   resend(id: string): Promise<BinaryNode | undefined>;
+  acceptSenderKey(group: string, author: string, distribution: Uint8Array): Promise<void>;
+  decryptGroup(group: string, author: string, body: Buffer): Promise<proto.IMessage>;
 }
 
 export interface SentMessage {
@@ -53,6 +57,18 @@ export interface SentMessage {
   type?: string;
   message: proto.IMessage;
 }
+
+/** An uploaded (encrypted) media blob: the fields a media message carries to find and decrypt it. */
+export interface HostedMedia {
+  directPath: string;
+  url: string;
+  mediaKey: Buffer;
+  fileSha256: Buffer;
+  fileEncSha256: Buffer;
+  fileLength: number;
+}
+
+export type MediaType = 'image' | 'audio' | 'video' | 'document' | 'sticker';
 
 export interface FakeOptions {
   /** The account's phone number (the bot's number once linked). */
@@ -86,7 +102,7 @@ export class Connection {
   private queue: Promise<void> = Promise.resolve();
 
   private onFrame(data: Buffer): Promise<void> {
-    this.queue = this.queue.then(async () => {
+    const run = this.queue.then(async () => {
       if (!this.noise.ready && !this.payload) {
         if (this.helloDone) {
           this.payload = this.noise.clientFinish(data);
@@ -101,7 +117,9 @@ export class Connection {
       this.received.push(node);
       await this.fake.onNode(this, node);
     });
-    return this.queue;
+    // A frame that fails (recorded in `errors`) must not stall every later frame on this connection.
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 
   private helloDone = false;
@@ -156,6 +174,14 @@ export class FakeWhatsApp {
   /** Messages kept for the device while it is offline; sent after its next login, then `ib offline`. */
   readonly offline: BinaryNode[] = [];
   private nextId = 1;
+  /** The upload host a media connection (`w:m`) names: `host:port` of media-host.ts, when a test runs one. */
+  mediaHost: string | undefined;
+  /** Groups by JID: their subject and members' numbers (the bot is a member of each). */
+  readonly groups = new Map<string, { subject: string; members: string[] }>();
+  /** Encrypted media blobs by path, as WhatsApp's media host (mmg.whatsapp.net) serves them. */
+  private readonly media = new Map<string, Buffer>();
+  /** Every media download request (path), in order. */
+  readonly mediaRequests: string[] = [];
 
   private constructor(
     private readonly http: Server,
@@ -171,10 +197,44 @@ export class FakeWhatsApp {
   }
 
   static async start(options: FakeOptions = {}): Promise<FakeWhatsApp> {
-    const http = createServer((_req, res) => res.writeHead(404).end());
+    let fake: FakeWhatsApp | undefined;
+    const http = createServer((req, res) => (fake ? fake.serveMedia(req, res) : res.writeHead(404).end()));
     const wss = new WebSocketServer({ server: http, path: '/ws/chat' });
     await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-    return new FakeWhatsApp(http, wss, options);
+    fake = new FakeWhatsApp(http, wss, options);
+    return fake;
+  }
+
+  /**
+   * What a phone does before sending a photo, voice note or document: encrypts it with a fresh media key (Baileys'
+   * own `encryptedStream`: AES-256-CBC, HMAC, WhatsApp's HKDF info per media type) and uploads the blob; the media
+   * message then carries the key and the blob's path on the media host (here this fake's HTTP origin).
+   */
+  async hostMedia(plain: Buffer, type: MediaType): Promise<HostedMedia> {
+    const encrypted = await encryptedStream(plain, type);
+    const blob = await readFile(encrypted.encFilePath);
+    await rm(encrypted.encFilePath, { force: true });
+    const directPath = `/v/t62.7118-24/${randomBytes(8).toString('hex')}.enc?ccb=11-4`;
+    this.media.set(directPath, blob);
+    return {
+      directPath,
+      url: `http://127.0.0.1:${this.port}${directPath}`,
+      mediaKey: encrypted.mediaKey,
+      fileSha256: encrypted.fileSha256,
+      fileEncSha256: encrypted.fileEncSha256,
+      fileLength: encrypted.fileLength,
+    };
+  }
+
+  private serveMedia(req: IncomingMessage, res: ServerResponse): void {
+    const path = req.url ?? '';
+    this.mediaRequests.push(path);
+    const blob = req.method === 'GET' ? this.media.get(path) : undefined;
+    if (!blob) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': blob.length }).end(blob);
   }
 
   get port(): number {
@@ -296,27 +356,55 @@ export class FakeWhatsApp {
     if (node.tag === 'message') return this.onMessage(connection, node);
   }
 
-  /** The bot sends: each phone decrypts its copy; the server acks the stanza. */
+  /**
+   * The bot sends: each phone decrypts its copy; the server acks the stanza. In a group the pairwise copies carry the
+   * bot's sender key; the message itself is one `skmsg`, which the members decrypt with that key.
+   */
   private async onMessage(connection: Connection, node: BinaryNode): Promise<void> {
     const to = node.attrs.to ?? '';
     const copies = getBinaryNodeChildren(getBinaryNodeChild(node, 'participants'), 'to');
-    const direct = getBinaryNodeChild(node, 'enc')
-      ? [{ tag: 'to', attrs: { jid: to }, content: [getBinaryNodeChild(node, 'enc') as BinaryNode] }]
-      : [];
-    for (const copy of [...copies, ...direct]) {
-      const number = (copy.attrs.jid ?? '').split(/[:@]/)[0] ?? '';
-      const phone = this.phones.get(number);
-      const enc = getBinaryNodeChild(copy, 'enc');
-      if (!phone || !enc) continue;
-      const message = await phone.decrypt(enc.attrs.type ?? '', bytes(enc));
+    const enc = getBinaryNodeChild(node, 'enc');
+    const group = to.endsWith('@g.us');
+    const direct = enc && !group ? [{ tag: 'to', attrs: { jid: to }, content: [enc] }] : [];
+    const record = (message: proto.IMessage) => {
       const list = this.sent.get(to) ?? [];
       list.push({ id: node.attrs.id ?? '', message, to, ...(node.attrs.type ? { type: node.attrs.type } : {}) });
       this.sent.set(to, list);
+    };
+    for (const copy of [...copies, ...direct]) {
+      const number = (copy.attrs.jid ?? '').split(/[:@]/)[0] ?? '';
+      const phone = this.phones.get(number);
+      const copyEnc = getBinaryNodeChild(copy, 'enc');
+      if (!phone || !copyEnc) continue;
+      const message = await phone.decrypt(copyEnc.attrs.type ?? '', bytes(copyEnc));
+      const distribution = message.senderKeyDistributionMessage?.axolotlSenderKeyDistributionMessage;
+      if (group && distribution) await phone.acceptSenderKey(to, this.botJid, distribution);
+      else record(message);
+    }
+    if (group && enc?.attrs.type === 'skmsg') {
+      const members = this.groups.get(to)?.members ?? [];
+      const reader = members.map((number) => this.phones.get(number)).find((phone) => phone !== undefined);
+      if (reader) record(await reader.decryptGroup(to, this.botJid, bytes(enc)));
     }
     connection.send({
       tag: 'ack',
       attrs: { class: 'message', id: node.attrs.id ?? '', from: to, t: String(Math.floor(Date.now() / 1000)) },
     });
+  }
+
+  /** `<group>` as the `w:g2` query answers it: phone-number addressing, every member plus the bot. */
+  private groupNode(jid: string): BinaryNode | undefined {
+    const group = this.groups.get(jid);
+    if (!group) return undefined;
+    const now = String(Math.floor(Date.now() / 1000));
+    return {
+      tag: 'group',
+      attrs: { id: jid.split('@')[0] ?? '', subject: group.subject, s_t: now, creation: now, addressing_mode: 'pn' },
+      content: [...group.members, this.phone].map((number) => ({
+        tag: 'participant',
+        attrs: { jid: `${number}@s.whatsapp.net` },
+      })),
+    };
   }
 
   private onIq(connection: Connection, node: BinaryNode): void {
@@ -356,6 +444,16 @@ export class FakeWhatsApp {
         content: [{ tag: 'offline', attrs: { count: String(kept.length) } }],
       });
       this.ready.add(connection);
+      return;
+    }
+    if (xmlns === 'w:m' && getBinaryNodeChild(node, 'media_conn')) {
+      const hosts = this.mediaHost ? [{ tag: 'host', attrs: { hostname: this.mediaHost } }] : [];
+      reply([{ tag: 'media_conn', attrs: { auth: 'fake-auth', ttl: '3600' }, content: hosts }]);
+      return;
+    }
+    if (xmlns === 'w:g2' && type === 'get' && getBinaryNodeChild(node, 'query')) {
+      const group = this.groupNode(node.attrs.to ?? '');
+      reply([group ?? { tag: 'error', attrs: { code: '404', text: 'item-not-found' } }]);
       return;
     }
     if (xmlns === 'usync') {

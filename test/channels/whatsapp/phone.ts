@@ -6,7 +6,14 @@
  */
 import { createRequire } from 'node:module';
 import { type BinaryNode, proto } from 'baileys';
-import type { FakeWhatsApp, UploadedBundle } from './fake-whatsapp.js';
+import {
+  GroupCipher,
+  GroupSessionBuilder,
+  SenderKeyDistributionMessage,
+  SenderKeyName,
+  SenderKeyRecord,
+} from 'baileys/lib/Signal/Group/index.js';
+import type { FakeWhatsApp, MediaType, UploadedBundle } from './fake-whatsapp.js';
 
 interface SignalKeyPair {
   pubKey: Buffer;
@@ -80,7 +87,6 @@ export class Phone {
     libsignal.keyhelper.generateIdentityKeyPair(),
     libsignal.keyhelper.generateRegistrationId(),
   );
-  private botAddress: SignalAddress | undefined;
   private usedPreKeys = 0;
   private nextMessage = 1;
 
@@ -101,6 +107,32 @@ export class Phone {
     return proto.Message.decode(plain.subarray(0, plain.length - n));
   }
 
+  /** Sender keys of group members (here: the bot), as WhatsApp's group protocol hands them out. */
+  private readonly senderKeys = new Map<string, SenderKeyRecord>();
+  private readonly senderKeyStore = {
+    loadSenderKey: async (name: SenderKeyName) => this.senderKeys.get(name.toString()) ?? new SenderKeyRecord(),
+    storeSenderKey: async (name: SenderKeyName, record: SenderKeyRecord) => {
+      this.senderKeys.set(name.toString(), record);
+    },
+  };
+
+  private senderKeyName(group: string, author: string): SenderKeyName {
+    return new SenderKeyName(group, { id: author, deviceId: 0, toString: () => author });
+  }
+
+  /** The bot's sender key for `group`, from the senderKeyDistributionMessage it sent this phone pairwise. */
+  async acceptSenderKey(group: string, author: string, distribution: Uint8Array): Promise<void> {
+    const message = new SenderKeyDistributionMessage(null, null, null, null, distribution);
+    await new GroupSessionBuilder(this.senderKeyStore).process(this.senderKeyName(group, author), message);
+  }
+
+  /** A group message (`skmsg`) the bot encrypted once for all members with its sender key. */
+  async decryptGroup(group: string, author: string, body: Buffer): Promise<proto.IMessage> {
+    const plain = await new GroupCipher(this.senderKeyStore, this.senderKeyName(group, author)).decrypt(body);
+    const n = plain[plain.length - 1] ?? 0;
+    return proto.Message.decode(plain.subarray(0, plain.length - n));
+  }
+
   /** The texts the bot sent to this phone's chat. */
   texts(chat = this.jid): string[] {
     return (this.fake.sent.get(chat) ?? []).map(
@@ -112,14 +144,16 @@ export class Phone {
     return `${this.number}@s.whatsapp.net`;
   }
 
+  /** The session with the bot, started once: messages written at once (a burst) must not each start their own. */
+  private session: Promise<unknown> | undefined;
+
   private async cipher() {
     const bundle = this.fake.bundle;
     if (!bundle) throw new Error('the bot has not uploaded its keys yet');
-    if (!this.botAddress) {
-      this.botAddress = new libsignal.ProtocolAddress(this.fake.phone, this.fake.device);
-      await new libsignal.SessionBuilder(this.store, this.botAddress).initOutgoing(this.deviceBundle(bundle));
-    }
-    return new libsignal.SessionCipher(this.store, this.botAddress);
+    const address = new libsignal.ProtocolAddress(this.fake.phone, this.fake.device);
+    this.session ??= new libsignal.SessionBuilder(this.store, address).initOutgoing(this.deviceBundle(bundle));
+    await this.session;
+    return new libsignal.SessionCipher(this.store, address);
   }
 
   private deviceBundle(bundle: UploadedBundle) {
@@ -159,6 +193,44 @@ export class Phone {
       },
       content: [{ tag: 'enc', attrs: { v: '2', type: sealed.type === 3 ? 'pkmsg' : 'msg' }, content: sealed.body }],
     };
+  }
+
+  /**
+   * Sends a photo, voice note (`audio` + `ptt`), video or document: uploaded encrypted to the fake's media host, then
+   * a media message with its key. `fileLength` may claim another size than the real one (a hostile sender).
+   */
+  async sendsMedia(
+    type: Exclude<MediaType, 'sticker'>,
+    data: Buffer,
+    options: { mimetype: string; caption?: string; fileName?: string; ptt?: boolean; fileLength?: number } & {
+      group?: string;
+      mention?: boolean;
+    },
+  ): Promise<string> {
+    const hosted = await this.fake.hostMedia(data, type);
+    const media = {
+      url: hosted.url,
+      directPath: hosted.directPath,
+      mediaKey: hosted.mediaKey,
+      fileSha256: hosted.fileSha256,
+      fileEncSha256: hosted.fileEncSha256,
+      fileLength: options.fileLength ?? hosted.fileLength,
+      mimetype: options.mimetype,
+      ...(options.caption ? { caption: options.caption } : {}),
+      ...(options.mention ? { contextInfo: { mentionedJid: [this.fake.botJid] } } : {}),
+    };
+    const message: proto.IMessage =
+      type === 'image'
+        ? { imageMessage: media }
+        : type === 'video'
+          ? { videoMessage: media }
+          : type === 'audio'
+            ? { audioMessage: { ...media, ptt: options.ptt === true } }
+            : { documentMessage: { ...media, fileName: options.fileName ?? 'file' } };
+    const node = await this.stanza(message, options.group ? { group: options.group } : {});
+    node.attrs.type = 'media';
+    this.fake.deliver(node);
+    return node.attrs.id ?? '';
   }
 
   /** Sends a text now (or keeps it for the device's next login, when it is offline). */
