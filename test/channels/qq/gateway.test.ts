@@ -2,7 +2,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { qqChannel } from '../../../src/channels/qq/index.js';
+import { apiBaseOf, type QqSettings, qqChannel } from '../../../src/channels/qq/index.js';
 import { eventually } from '../contract.js';
 import { APP_ID, SECRET, startFakeQq } from './fake-qq.js';
 import {
@@ -187,5 +187,9 @@ describe('qq channel', () => {
       /channels\.qq\.apiBase must be an https/,
     );
     expect(qqChannel.parse({ appId: 1, secret: 's', downloadMaxBytes: 1024 * 1024 }).maxMediaMb).toBe(1);
+    const base = (block: Record<string, unknown>) =>
+      apiBaseOf(qqChannel.parse({ appId: '1', secret: 's', ...block }) as QqSettings);
+    expect(base({})).toBe('https://api.sgroup.qq.com');
+    expect(base({ sandbox: true })).toBe('https://sandbox.api.sgroup.qq.com');
   });
 });
