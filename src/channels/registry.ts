@@ -17,6 +17,7 @@ import { msteamsChannel } from './msteams/index.js';
 import { napcatChannel } from './napcat/index.js';
 import type { PairingStore } from './pairing.js';
 import type { CommandInfo } from './platform.js';
+import { qqChannel } from './qq/index.js';
 import { signalChannel } from './signal/index.js';
 import { slackChannel } from './slack/index.js';
 import { telegramChannel } from './telegram/index.js';
@@ -35,6 +36,7 @@ export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
   signalChannel,
   msteamsChannel,
   napcatChannel,
+  qqChannel,
   whatsappChannel,
   emailChannel,
   weixinChannel,

@@ -101,6 +101,16 @@ const CHANNEL_KEYS_NOT_ACTED_ON: readonly UnsupportedKey[] = [
     isSet: (value) => isPlainObject(value) && Object.values(value).some(isProbability),
   },
   {
+    path: 'channels.qq.mediaDir',
+    reason: 'attachments are saved under ~/.nanobot/media like every channel’s (upstream’s custom folder is not used)',
+    default: '',
+  },
+  {
+    path: 'channels.qq.downloadChunkSize',
+    reason: 'downloads stream in the network’s own chunks here; only the size cap (downloadMaxBytes) applies',
+    default: 262_144,
+  },
+  {
     path: 'channels.whatsapp.bridgeUrl',
     reason: 'no bridge process here: Baileys runs inside the gateway (upstream dropped the bridge too)',
   },
@@ -204,7 +214,7 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
     path: 'channels.transcriptionLanguage',
     reason: 'voice messages are not transcribed yet (deprecated upstream: transcription.language)',
   },
-  ...['dingtalk', 'mochat', 'qq', 'wecom'].map((name) => ({
+  ...['dingtalk', 'mochat', 'wecom'].map((name) => ({
     path: `channels.${name}`,
     reason: MISSING_CHANNEL,
     isSet: enabled,

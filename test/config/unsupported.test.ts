@@ -140,6 +140,10 @@ const UPSTREAM_PATHS: readonly string[] = [
      blockStreamingMinChars blockStreamingMaxMessages`,
   ),
   ...each(
+    'channels.qq',
+    'enabled appId secret allowFrom msgFormat ackMessage mediaDir downloadChunkSize downloadMaxBytes',
+  ),
+  ...each(
     'channels.napcat',
     'enabled wsUrl accessToken allowFrom groupPolicy groupPolicyOverrides welcomeNewMembers maxImageBytes',
   ),
@@ -255,7 +259,7 @@ describe('config notices', () => {
       'channels.transcriptionLanguage',
       'channels.qq',
     ].filter((path) => isRegistered(path.split('.')));
-    expect(expected.length).toBeGreaterThan(4);
+    expect(expected.length).toBeGreaterThan(3);
     expect(notices.map((n) => n.path)).toEqual(expected);
     expect(notices.every((n) => n.kind === 'unsupported' && n.text.startsWith('not supported in this version: '))).toBe(
       true,
@@ -323,6 +327,7 @@ describe('config notices', () => {
         ['unsupported', 'channels.discord.workingEmoji', undefined],
         ['unsupported', 'channels.discord.proxy', undefined],
         ['unsupported', 'channels.matrix.sasVerification', undefined],
+        ['unknown', 'channels.qq.secretz', 'secret'],
       ].sort(),
     );
     // Without the channels' schemas (a caller that has none) their blocks are not judged key by key.
