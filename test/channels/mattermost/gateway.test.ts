@@ -126,7 +126,11 @@ describe('mattermost channel', () => {
     const bob = { id: 'bobuserid00000000000000001', username: 'bob' };
     run.mm.userSays({ ...dm, text: 'written while you were away' });
     run.mm.userSays({ channelId: 'dmbob000000000000000000001', kind: 'dm', user: bob, text: 'hello, first time' });
-    run.llm.enqueue({ text: 'caught up' }, { text: 'hi bob' });
+    // The two chats' turns run side by side: each answer follows what its chat said, not the order they reach the model.
+    const answer = (body: Record<string, unknown>) => ({
+      text: JSON.stringify(body.messages).includes('hello, first time') ? 'hi bob' : 'caught up',
+    });
+    run.llm.enqueue(answer, answer);
     run.mm.restore();
 
     await eventually(() => expect(shown(run, OWNER_DM)).toEqual(['first answer', 'caught up']), 10_000);
