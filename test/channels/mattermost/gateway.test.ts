@@ -120,6 +120,8 @@ describe('mattermost channel', () => {
     run.llm.enqueue({ text: 'first answer' });
     run.mm.userSays({ ...dm, text: 'first' });
     await eventually(() => expect(shown(run, OWNER_DM)).toEqual(['first answer']));
+    // The first turn has ended (its reply written) before the connection drops.
+    await eventually(() => expect(run.gateway.agent().loop.isActive(`mattermost:${OWNER_DM}`)).toBe(false));
 
     run.mm.drop();
     await waitState(run.gateway, 'reconnecting');
