@@ -52,6 +52,12 @@ export interface Channel {
    * tool). A channel without it can only be written to in the chat a turn came from.
    */
   admitsChat?(chatId: string): ChatAdmission;
+  /**
+   * While the manager waits out a backoff: calls `changed` when something the channel needs to connect changed
+   * outside it (a login saved by `nanobot channels login` in another terminal), so it is tried at once rather than in
+   * up to a minute. Returns the function that stops watching.
+   */
+  watchSetup?(changed: () => void): () => void;
 }
 
 /** Plain text, no editing, no media: what an unknown surface can be assumed to handle. */

@@ -185,6 +185,10 @@ export class ChatChannel<S extends ChannelSettings = ChannelSettings> implements
       );
   }
 
+  watchSetup(changed: () => void): () => void {
+    return this.platform.watchSetup?.(changed) ?? (() => {});
+  }
+
   admitsChat(chatId: string): ChatAdmission {
     const directWith = this.platform.directChatWith?.(chatId);
     return admitsChat(

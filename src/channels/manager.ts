@@ -54,6 +54,8 @@ interface Entry {
   failures: number;
   connectedAt?: number;
   timer?: NodeJS.Timeout;
+  /** Stops watching the channel's setup (see `Channel.watchSetup`) while it waits to reconnect. */
+  unwatch?: () => void;
   /** Bumped by every (re)start: events of an older connection are ignored. */
   generation: number;
 }
@@ -101,7 +103,7 @@ export class ChannelManager {
     const entry = this.entries.find((candidate) => candidate.channel.name === name);
     if (!entry) return false;
     this.entries = this.entries.filter((candidate) => candidate !== entry);
-    clearTimeout(entry.timer);
+    this.cancelRetry(entry);
     entry.generation += 1;
     await withTimeout(
       entry.channel.stop().catch((err: unknown) => this.log.debug(`channel ${name}: stop: ${errorMessage(err)}`)),
@@ -114,7 +116,7 @@ export class ChannelManager {
     this.stopped = true;
     await Promise.allSettled(
       this.entries.map(async (entry) => {
-        clearTimeout(entry.timer);
+        this.cancelRetry(entry);
         entry.generation += 1;
         await withTimeout(entry.channel.stop(), STOP_TIMEOUT_MS);
         entry.health = { ...entry.health, state: 'stopped' };
@@ -197,12 +199,26 @@ export class ChannelManager {
       STOP_TIMEOUT_MS,
     );
     if (this.stopped || generation !== entry.generation) return;
-    entry.timer = setTimeout(() => {
+    const retry = (): void => {
+      if (this.stopped || generation !== entry.generation) return;
+      this.cancelRetry(entry);
       const { retryAt: _due, ...rest } = entry.health;
       entry.health = { ...rest, restarts: entry.health.restarts + 1 };
       void this.connect(entry).catch(this.failed(entry));
-    }, delay);
+    };
+    entry.timer = setTimeout(retry, delay);
     entry.timer.unref?.();
+    entry.unwatch = entry.channel.watchSetup?.(() => {
+      if (generation !== entry.generation) return;
+      this.log.info(`channel ${entry.channel.name}: its setup changed; connecting now`);
+      retry();
+    });
+  }
+
+  private cancelRetry(entry: Entry): void {
+    clearTimeout(entry.timer);
+    entry.unwatch?.();
+    entry.unwatch = undefined;
   }
 
   /** For the starts and restarts nobody awaits: a surprise is logged, not left to end the process. */

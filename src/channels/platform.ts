@@ -106,4 +106,6 @@ export interface ChatPlatform {
    * ids, email addresses): the `message` tool may write there when allowFrom admits them. undefined otherwise.
    */
   directChatWith?(chatId: string): { id: string; username?: string } | undefined;
+  /** See `Channel.watchSetup`: a login saved outside the gateway, while the channel waits to reconnect. */
+  watchSetup?(changed: () => void): () => void;
 }

@@ -110,6 +110,29 @@ describe('ChannelManager', () => {
     expect(platform.connects).toBe(2);
   });
 
+  it('connects at once, not at the end of its backoff, when the channel says its setup changed (a login elsewhere)', async () => {
+    vi.useFakeTimers();
+    const platform = new MemoryPlatform();
+    platform.connectFailures = [new Error('not logged in'), new Error('not logged in')];
+    const { manager } = manage([platform], 60_000);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(manager.report().memory0?.state).toBe('reconnecting');
+    expect(platform.setupWatchers.size).toBe(1);
+    for (const changed of platform.setupWatchers) changed();
+    await vi.advanceTimersByTimeAsync(0);
+    // The second attempt failed too: a new backoff, a new watch (the old one removed), and a change connects again.
+    expect(platform.connects).toBe(2);
+    expect(platform.setupWatchers.size).toBe(1);
+    for (const changed of platform.setupWatchers) changed();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(manager.report().memory0?.state).toBe('running');
+    expect(platform.connects).toBe(3);
+    expect(platform.setupWatchers.size).toBe(0);
+    // The cancelled backoff timers do not start a fourth connection.
+    await vi.advanceTimersByTimeAsync(600_000);
+    expect(platform.connects).toBe(3);
+  });
+
   it('stops every channel and cancels pending reconnects', async () => {
     vi.useFakeTimers();
     const platform = new MemoryPlatform();

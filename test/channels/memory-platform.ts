@@ -37,6 +37,8 @@ export class MemoryPlatform implements ChatPlatform {
   directChatWith?: (chatId: string) => { id: string; username?: string } | undefined;
   /** Set by a test: the platform's "received" mark (a reaction). */
   acknowledge?: (message: IncomingMessage) => Promise<void>;
+  /** Who watches the setup while the manager waits to reconnect (`watchSetup`); a test calls it as a login would. */
+  setupWatchers = new Set<() => void>();
   private nextId = 1;
 
   constructor(capabilities: Partial<ChannelCapabilities> = {}) {
@@ -49,6 +51,11 @@ export class MemoryPlatform implements ChatPlatform {
     const failure = this.connectFailures.shift();
     if (failure) throw failure;
     this.link = link;
+  }
+
+  watchSetup(changed: () => void): () => void {
+    this.setupWatchers.add(changed);
+    return () => this.setupWatchers.delete(changed);
   }
 
   async disconnect(): Promise<void> {

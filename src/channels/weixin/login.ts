@@ -10,7 +10,7 @@ import { UserError } from '../../util/errors.js';
 import type { LoginContext } from '../definition.js';
 import { ERR_INVALID_ARGUMENT, IlinkApi, IlinkError, IlinkHttpError } from './api.js';
 import type { WeixinSettings } from './index.js';
-import { fingerprint, readAccount, stateDirOf, writeAccount } from './state.js';
+import { fingerprint, readAccount, stateDirOf, updateAccount } from './state.js';
 
 export const EXPIRED_MESSAGE = 'WeChat login expired: WeChat no longer accepts the saved bot token.';
 export const EXPIRED_HINT =
@@ -126,16 +126,18 @@ export async function qrLogin(settings: WeixinSettings, context: LoginContext, o
         const token = status.bot_token?.trim();
         if (!token) throw new UserError('WeChat confirmed the login but sent no bot token.', 'Try the login again.');
         const configured = settings.token.trim();
-        await writeAccount(stateDir, {
+        await updateAccount(stateDir, () => ({
           token,
           get_updates_buf: '',
           context_tokens: {},
           typing_tickets: {},
           base_url: safeBaseUrl(status.baseurl, settings.baseUrl) ?? settings.baseUrl,
           ...(configured && configured !== token ? { replaced_config_token_sha256: fingerprint(configured) } : {}),
-        });
+        }));
         context.out(`Logged in to WeChat${status.ilink_bot_id ? ` as bot ${status.ilink_bot_id}` : ''}.\n`);
-        context.out(`Saved the login in ${stateDir}/account.json; a running gateway picks it up within a minute.\n`);
+        context.out(
+          `Saved the login in ${stateDir}/account.json; a running gateway picks it up by itself within a second.\n`,
+        );
         return;
       }
       case 'scaned':

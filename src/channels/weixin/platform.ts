@@ -23,7 +23,15 @@ import { type MediaItem, messageId, toIncoming, weixinMessage } from './inbound.
 import type { WeixinSettings } from './index.js';
 import { EXPIRED_HINT, EXPIRED_MESSAGE, LOGIN_HINT, safeBaseUrl } from './login.js';
 import { ITEM } from './media.js';
-import { type Account, effectiveToken, emptyAccount, fingerprint, readAccount, writeAccount } from './state.js';
+import {
+  type Account,
+  effectiveToken,
+  emptyAccount,
+  fingerprint,
+  readAccount,
+  updateAccount,
+  watchAccount,
+} from './state.js';
 import { sanitizeForWeixin } from './text.js';
 import { cdnOpener, uploadFile } from './transfer.js';
 
@@ -103,8 +111,8 @@ export class WeixinPlatform implements ChatPlatform {
   async connect(link: PlatformLink): Promise<void> {
     const settings = this.options.settings();
     this.loadAccount(settings);
-    // Not a setup mistake the manager gives up on: it tries again (up to once a minute), so a login done meanwhile,
-    // in the terminal or the WebUI, is picked up without a restart.
+    // Not a setup mistake the manager gives up on: it tries again, and at once when `watchSetup` sees a login saved
+    // meanwhile (in the terminal or the WebUI), so no restart is needed.
     if (!this.token) throw new Error(`WeChat is not logged in (no bot token saved). ${LOGIN_HINT}`);
     if (this.expired.has(fingerprint(this.token))) throw new Error(`${EXPIRED_MESSAGE} ${EXPIRED_HINT}`);
     const baseUrl = safeBaseUrl(this.account.base_url, settings.baseUrl) ?? settings.baseUrl;
@@ -380,6 +388,14 @@ export class WeixinPlatform implements ChatPlatform {
     return ticket;
   }
 
+  /** A login saved while the channel waits (expired, or not logged in yet) is tried at once. */
+  watchSetup(changed: () => void): () => void {
+    return watchAccount(this.options.stateDir, (account) => {
+      const token = effectiveToken(this.options.settings().token, account);
+      if (token && token !== this.token) changed();
+    });
+  }
+
   // ── state ───────────────────────────────────────────────────────────────────────────────────────────────
 
   private loadAccount(settings: WeixinSettings): void {
@@ -418,17 +434,18 @@ export class WeixinPlatform implements ChatPlatform {
   /** Saves the cursor and context tokens, unless a newer login has replaced the file meanwhile. */
   private save(): Promise<void> {
     const next = this.saving.then(async () => {
-      const current = readAccount(this.options.stateDir);
-      if ((current?.token ?? '') !== this.loadedToken) return;
-      const account: Account = {
-        ...this.account,
-        ...(current ?? {}),
-        get_updates_buf: this.cursor,
-        context_tokens: Object.fromEntries([...this.contexts].map(([chat, context]) => [chat, context.token])),
-        typing_tickets: this.account.typing_tickets,
-      };
       try {
-        await writeAccount(this.options.stateDir, account);
+        await updateAccount(this.options.stateDir, (current) =>
+          (current?.token ?? '') !== this.loadedToken
+            ? undefined
+            : {
+                ...this.account,
+                ...(current ?? {}),
+                get_updates_buf: this.cursor,
+                context_tokens: Object.fromEntries([...this.contexts].map(([chat, context]) => [chat, context.token])),
+                typing_tickets: this.account.typing_tickets,
+              },
+        );
       } catch (err) {
         this.options.log.warn(`could not save the WeChat state: ${errorMessage(err)}`);
       }

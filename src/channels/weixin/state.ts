@@ -4,11 +4,15 @@
  * base_url, replaced_config_token_sha256? }. Written atomically, 0600 (it holds the bot token).
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, unwatchFile, watchFile } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { expandHome, writeFileAtomic } from '../../util/fs.js';
+import { lockFile } from '../../util/lock.js';
+
+/** How often a waiting channel looks for a login saved elsewhere. */
+const WATCH_INTERVAL_MS = 500;
 
 const stringMap = z
   .record(z.string(), z.unknown())
@@ -60,8 +64,35 @@ export function readAccount(stateDir: string): Account | undefined {
   }
 }
 
-export async function writeAccount(stateDir: string, account: Account): Promise<void> {
-  await writeFileAtomic(accountPath(stateDir), `${JSON.stringify(account)}\n`, 0o600);
+/** Calls `changed` with the account file's contents each time it changes (stat polling: works before it exists). */
+export function watchAccount(stateDir: string, changed: (account: Account | undefined) => void): () => void {
+  const file = accountPath(stateDir);
+  const listener = (): void => changed(readAccount(stateDir));
+  watchFile(file, { interval: WATCH_INTERVAL_MS, persistent: false }, listener);
+  return () => unwatchFile(file, listener);
+}
+
+/**
+ * Read-modify-write of the account file under a cross-process lock, so the gateway saving its cursor never puts
+ * back an old login over one `nanobot channels login weixin` just saved. `change` returns undefined to write nothing.
+ */
+export async function updateAccount(
+  stateDir: string,
+  change: (current: Account | undefined) => Account | undefined,
+): Promise<void> {
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const file = accountPath(stateDir);
+  const release = await (await lockFile())(file, {
+    realpath: false,
+    stale: 10_000,
+    retries: { retries: 50, minTimeout: 5, maxTimeout: 200, factor: 1.5 },
+  });
+  try {
+    const next = change(readAccount(stateDir));
+    if (next) await writeFileAtomic(file, `${JSON.stringify(next)}\n`, 0o600);
+  } finally {
+    await release().catch(() => {});
+  }
 }
 
 export function fingerprint(token: string): string {
