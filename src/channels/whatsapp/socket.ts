@@ -57,8 +57,23 @@ export function openSocket(sdk: WhatsAppSdk, options: SocketOptions): WASocket {
     // Chats nanobot never answers in: status updates, broadcast lists, channels.
     shouldIgnoreJid: (jid) => jid === 'status@broadcast' || jid.endsWith('@broadcast') || jid.endsWith('@newsletter'),
   });
+  oneSignalTransactionAtATime(socket);
   socket.ev.on('creds.update', () => {
     options.store.saveCreds().catch((err: unknown) => options.log.warn(`whatsapp: saving the session failed: ${err}`));
   });
   return socket;
+}
+
+/**
+ * Baileys (7.0.0-rc14) runs each key-store transaction under a mutex of its own key: a reply's encryption under the
+ * account's id, an incoming message's decryption under the sender's. Each reads the Signal session into its own
+ * transaction cache and writes it back when it ends, so a reply encrypted while a message from the same person is
+ * being decrypted reads the session from before that step, and reuses a message key: the phone cannot decrypt the
+ * reply (lost replies in a burst, under load). One key for every transaction makes them take turns. Runs before the
+ * socket handles its first frame (nothing is received before makeWASocket returns).
+ */
+export function oneSignalTransactionAtATime(socket: Pick<WASocket, 'authState'>): void {
+  const keys = socket.authState.keys;
+  const transaction = keys.transaction.bind(keys);
+  keys.transaction = (work, _key) => transaction(work, 'nanobot-signal-store');
 }

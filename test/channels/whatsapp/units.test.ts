@@ -27,7 +27,7 @@ import {
 } from '../../../src/channels/whatsapp/messages.js';
 import { outgoingContent, toChatJid } from '../../../src/channels/whatsapp/outgoing.js';
 import { SeenIds } from '../../../src/channels/whatsapp/seen.js';
-import { authStoreFor } from '../../../src/channels/whatsapp/socket.js';
+import { authStoreFor, oneSignalTransactionAtATime } from '../../../src/channels/whatsapp/socket.js';
 
 const channel = findChannel('whatsapp');
 const parse = (block: Record<string, unknown>) => channel?.parse(block) as WhatsAppSettings;
@@ -209,4 +209,46 @@ describe('state on disk', () => {
     writeFileSync(path, '{not json');
     expect((await SeenIds.open(path)).has('chat/1')).toBe(false);
   });
+
+  it('lets a reply’s encryption see the session a decryption under another key just stepped (no reused message key)', async () => {
+    const saved: Record<string, unknown> = { 'phone.0': 'session before' };
+    const memory = {
+      get: async (_type: string, ids: string[]) => Object.fromEntries(ids.map((id) => [id, saved[id]])),
+      set: async (data: Record<string, Record<string, unknown>>) => void Object.assign(saved, data.session),
+    } as unknown as Parameters<typeof baileys.addTransactionCapability>[0];
+    const keys = baileys.addTransactionCapability(memory, silentBaileysLogger, {
+      maxCommitRetries: 1,
+      delayBetweenTriesMs: 0,
+    });
+    oneSignalTransactionAtATime({ authState: { creds: baileys.initAuthCreds(), keys } });
+    let release = (): void => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // Baileys decrypts a message from the phone under the sender's key and steps the session…
+    const decrypting = keys.transaction(async () => {
+      await keys.set({ session: { 'phone.0': 'session after' } } as never);
+      await gate;
+    }, 'phone@s.whatsapp.net');
+    // …while a reply to the same phone is encrypted under the account's key.
+    const encrypting = keys.transaction(
+      async () => (await keys.get('session', ['phone.0']))['phone.0'],
+      'me@s.whatsapp.net',
+    );
+    // Every promise job runs first (the store is in memory): unpatched, the reply has read the session by then.
+    await new Promise((resolve) => setImmediate(resolve));
+    release();
+    await decrypting;
+    expect(await encrypting).toBe('session after');
+  });
 });
+
+const silentBaileysLogger = {
+  level: 'silent',
+  child: () => silentBaileysLogger,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
