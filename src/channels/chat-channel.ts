@@ -114,8 +114,9 @@ export class ChatChannel<S extends ChannelSettings = ChannelSettings> implements
     this.attempts += 1;
     this.state = 'stopped';
     this.typing.stopAll();
+    // Streams are kept (only their pending edits stop): a reply whose end arrives after the reconnect finishes the
+    // message it started instead of posting the whole reply a second time.
     for (const stream of this.streams.values()) stream.cancel();
-    this.streams.clear();
     await this.platform.disconnect();
   }
 
@@ -310,7 +311,7 @@ export class ChatChannel<S extends ChannelSettings = ChannelSettings> implements
     try {
       await stream.finish(text, options);
     } catch (err) {
-      if (!this.streams.has(key) && this.state !== 'stopped') this.streams.set(key, stream);
+      if (!this.streams.has(key)) this.streams.set(key, stream);
       throw err;
     }
   }

@@ -224,6 +224,19 @@ describe('ChatChannel outbound', () => {
     expect(platform.chat('1')).toEqual(['Hello, world!', 'Let me check.']);
   });
 
+  it('a reply whose end comes after a reconnect finishes the message it started, not a second one', async () => {
+    const { platform, channel, out } = await setup({ capabilities: { editMessages: true } });
+    await out('Hello from', { _stream_delta: true, _stream_id: 's1' });
+    await eventually(() => expect(platform.chat('1')).toEqual(['Hello from']));
+    // The connection drops: the manager stops the channel and starts it again; the final text waits for it.
+    await channel.stop();
+    const final = out('Hello from the gateway.', { _stream_id: 's1' });
+    await channel.start(new MessageBus());
+    await final;
+    expect(platform.chat('1')).toEqual(['Hello from the gateway.']);
+    expect(platform.messages).toHaveLength(1);
+  });
+
   it('sends files as attachments, and says so where the platform cannot carry them', async () => {
     const { platform, out, dir } = await setup({ capabilities: { media: true } });
     const photo = join(dir, 'chart.png');

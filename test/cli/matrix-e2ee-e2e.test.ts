@@ -6,63 +6,33 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../channels/contract.js';
 import { startE2eeUser } from '../channels/matrix/e2ee-user.js';
 import { type FakeHomeserver, startFakeHomeserver } from '../channels/matrix/fake-homeserver.js';
 import { OWNER } from '../channels/matrix/helpers.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
-import { editConfig, runCli, type SpawnedCli, spawnCli, tempHome } from './cli-helpers.js';
+import { cleanupsAfterEach, homeWithChannel, type RunningGateway, spawnGateway, withOutput } from './channel-e2e.js';
+import { runCli } from './cli-helpers.js';
 
-let cleanups: (() => Promise<unknown> | unknown)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  cleanups = [];
-});
+const cleanup = cleanupsAfterEach();
 
-async function configured(hs: FakeHomeserver, llm: FakeLLM): Promise<string> {
-  const home = tempHome();
-  expect((await runCli(['onboard'], home)).code).toBe(0);
-  editConfig(home, (c) => {
-    c.agents.defaults.provider = 'custom';
-    c.agents.defaults.model = 'test-model';
-    c.providers.custom = { apiKey: 'k', apiBase: `${llm.url}/v1` };
-    const channels = c.channels as Record<string, Record<string, unknown>>;
-    channels.websocket = { ...channels.websocket, enabled: false };
-    channels.matrix = {
-      ...channels.matrix,
-      enabled: true,
-      homeserver: hs.url,
-      userId: hs.botId,
-      password: 'hunter2',
-      allowFrom: [OWNER],
-    };
+const configured = (hs: FakeHomeserver, llm: FakeLLM): Promise<string> =>
+  homeWithChannel('matrix', llm, {
+    enabled: true,
+    homeserver: hs.url,
+    userId: hs.botId,
+    password: 'hunter2',
+    allowFrom: [OWNER],
   });
-  return home;
-}
 
-function gateway(home: string): SpawnedCli & { stop(): Promise<void> } {
-  const run = spawnCli(['gateway', '--port', '0'], home);
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    run.child.kill('SIGTERM');
-    await run.exited;
-  };
-  cleanups.push(stop);
-  return Object.assign(run, { stop });
-}
-
-const withOutput = (run: SpawnedCli) => (err: unknown) => {
-  throw new Error(`${String(err)}\n${run.output()}`);
-};
+const gateway = (home: string): RunningGateway => spawnGateway(home, cleanup);
 
 describe('nanobot gateway with an encrypted Matrix room', () => {
   it('decrypts and answers encrypted, and still does after the gateway process restarts', async () => {
     const hs = await startFakeHomeserver();
     const llm = await startFakeLLM();
-    cleanups.push(
+    cleanup(
       () => hs.close(),
       () => llm.close(),
     );
@@ -73,7 +43,7 @@ describe('nanobot gateway with an encrypted Matrix room', () => {
     await eventually(() => expect(hs.keys.devicesOf(hs.botId)).toHaveLength(1), 30_000).catch(withOutput(first));
     const [device] = hs.keys.devicesOf(hs.botId);
     const owner = await startE2eeUser(hs, OWNER);
-    cleanups.push(() => owner.stop());
+    cleanup(() => owner.stop());
 
     llm.enqueue({ text: 'Encrypted hello.' }, { text: 'Encrypted again, after the restart.' });
     await owner.say(room, 'first secret');

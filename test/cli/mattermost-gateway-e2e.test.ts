@@ -3,58 +3,32 @@
  * loopback fake server through it, answers an allowed user's DM through the fake LLM, comes back after the
  * connection drops, and keeps the SDK's own console chatter (and the token) out of its output.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../channels/contract.js';
 import { type FakeMattermost, startFakeMattermost } from '../channels/mattermost/fake-mattermost.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
-import { editConfig, runCli, type SpawnedCli, spawnCli, tempHome } from './cli-helpers.js';
+import { cleanupsAfterEach, homeWithChannel, type RunningGateway, spawnGateway, withOutput } from './channel-e2e.js';
 
 const OWNER = { id: 'owneruserid000000000000001', username: 'owner_user' };
 const DM = 'dmchannel00000000000000001';
 
-let cleanups: (() => Promise<unknown> | unknown)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  cleanups = [];
-});
+const cleanup = cleanupsAfterEach();
 
-async function gatewayWith(mm: FakeMattermost, llm: FakeLLM): Promise<SpawnedCli> {
-  const home = tempHome();
-  expect((await runCli(['onboard'], home)).code).toBe(0);
-  editConfig(home, (c) => {
-    c.agents.defaults.provider = 'custom';
-    c.agents.defaults.model = 'test-model';
-    c.providers.custom = { apiKey: 'k', apiBase: `${llm.url}/v1` };
-    const channels = c.channels as Record<string, Record<string, unknown>>;
-    channels.websocket = { ...channels.websocket, enabled: false };
-    channels.mattermost = {
-      ...channels.mattermost,
-      enabled: true,
-      serverUrl: mm.url,
-      token: mm.token,
-      allowFrom: [`@${OWNER.username}`],
-    };
-  });
-  const gateway = spawnCli(['gateway', '--port', '0'], home);
-  cleanups.push(async () => {
-    gateway.child.kill('SIGTERM');
-    await gateway.exited;
-  });
-  return gateway;
+async function gatewayWith(mm: FakeMattermost, llm: FakeLLM): Promise<RunningGateway> {
+  const block = { enabled: true, serverUrl: mm.url, token: mm.token, allowFrom: [`@${OWNER.username}`] };
+  return spawnGateway(await homeWithChannel('mattermost', llm, block), cleanup);
 }
 
 describe('nanobot gateway with channels.mattermost', () => {
   it('answers a DM through the real SDK, reconnects after a drop, and prints neither SDK chatter nor the token', async () => {
     const mm = await startFakeMattermost({ token: 'secret-mm-token-0123456789' });
     const llm = await startFakeLLM();
-    cleanups.push(
+    cleanup(
       () => mm.close(),
       () => llm.close(),
     );
     const gateway = await gatewayWith(mm, llm);
-    await eventually(() => expect(mm.connections()).toBe(1), 30_000).catch((err: unknown) => {
-      throw new Error(`${String(err)}\n${gateway.output()}`);
-    });
+    await eventually(() => expect(mm.connections()).toBe(1), 30_000).catch(withOutput(gateway));
 
     llm.enqueue({ text: 'Hello from the built gateway.' }, { text: 'Back again.' });
     mm.userSays({ channelId: DM, kind: 'dm', user: OWNER, text: 'hi' });
@@ -71,7 +45,7 @@ describe('nanobot gateway with channels.mattermost', () => {
       30_000,
     ).catch((err: unknown) => {
       throw new Error(
-        `${String(err)}\n${JSON.stringify(mm.messagesIn(DM).map((p) => p.message))}\n${gateway.output()}`,
+        `${String(err)}\n${JSON.stringify(mm.messagesIn(DM).map((p) => p.message))}\n${JSON.stringify(mm.calls.filter((c) => c.method !== 'GET'))}\n${gateway.output()}`,
       );
     });
     const output = gateway.output();

@@ -4,39 +4,21 @@
  * connector API, keeps a reply through an outage of that API, refuses an unsigned activity, and prints neither the
  * client secret nor a token.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../channels/contract.js';
 import { type FakeTeams, freePort, startFakeTeams } from '../channels/msteams/fake-teams.js';
 import { visibleText } from '../channels/msteams/teams-html.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
-import { editConfig, runCli, type SpawnedCli, spawnCli, tempHome } from './cli-helpers.js';
+import { cleanupsAfterEach, homeWithChannel, type RunningGateway, spawnGateway, withOutput } from './channel-e2e.js';
 
 const OWNER = { aadObjectId: 'aad-owner-0001', name: 'Olivia Owner', upn: 'olivia@contoso.example' };
 const DM = 'a:1-owner-personal-chat';
 
-let cleanups: (() => Promise<unknown> | unknown)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  cleanups = [];
-});
+const cleanup = cleanupsAfterEach();
 
-async function gatewayWith(teams: FakeTeams, llm: FakeLLM, port: number): Promise<SpawnedCli> {
-  const home = tempHome();
-  expect((await runCli(['onboard'], home)).code).toBe(0);
-  editConfig(home, (c) => {
-    c.agents.defaults.provider = 'custom';
-    c.agents.defaults.model = 'test-model';
-    c.providers.custom = { apiKey: 'k', apiBase: `${llm.url}/v1` };
-    const channels = c.channels as Record<string, Record<string, unknown>>;
-    channels.websocket = { ...channels.websocket, enabled: false };
-    channels.msteams = { ...channels.msteams, ...teams.settings(port), enabled: true, allowFrom: [`@${OWNER.upn}`] };
-  });
-  const gateway = spawnCli(['gateway', '--port', '0'], home);
-  cleanups.push(async () => {
-    gateway.child.kill('SIGTERM');
-    await gateway.exited;
-  });
-  return gateway;
+async function gatewayWith(teams: FakeTeams, llm: FakeLLM, port: number): Promise<RunningGateway> {
+  const block = { ...teams.settings(port), enabled: true, allowFrom: [`@${OWNER.upn}`] };
+  return spawnGateway(await homeWithChannel('msteams', llm, block), cleanup);
 }
 
 const shown = (teams: FakeTeams) => teams.messagesIn(DM).map((activity) => visibleText(activity.text ?? ''));
@@ -45,7 +27,7 @@ describe('nanobot gateway with channels.msteams', () => {
   it('answers a signed 1:1 message, keeps a reply through an outage, refuses an unsigned one, leaks no secret', async () => {
     const teams = await startFakeTeams({ appPassword: 'e2e-client-secret-value-42' });
     const llm = await startFakeLLM();
-    cleanups.push(
+    cleanup(
       () => teams.close(),
       () => llm.close(),
     );
@@ -53,9 +35,7 @@ describe('nanobot gateway with channels.msteams', () => {
     teams.setEndpoint(`http://127.0.0.1:${port}/api/messages`);
     const gateway = await gatewayWith(teams, llm, port);
     await eventually(() => expect(gateway.output()).toContain('messaging endpoint listening'), 30_000).catch(
-      (err: unknown) => {
-        throw new Error(`${String(err)}\n${gateway.output()}`);
-      },
+      withOutput(gateway),
     );
 
     llm.enqueue({ text: 'Hello from the **built** gateway.' }, { text: 'Still here.' });
@@ -69,9 +49,7 @@ describe('nanobot gateway with channels.msteams', () => {
     await eventually(
       () => expect(shown(teams)).toEqual(['Hello from the built gateway.', 'Still here.']),
       30_000,
-    ).catch((err: unknown) => {
-      throw new Error(`${String(err)}\n${gateway.output()}`);
-    });
+    ).catch(withOutput(gateway));
 
     const unsigned = await teams.post(teams.activityFor({ conversationId: DM, user: OWNER, text: 'forged' }));
     expect(unsigned.status).toBe(401);

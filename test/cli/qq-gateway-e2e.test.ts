@@ -4,55 +4,37 @@
  * replies, resumes the session after a dropped connection (the missed message answered once), and keeps the secret
  * and the access tokens out of its output.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../channels/contract.js';
 import { APP_ID, type FakeQq, SECRET, startFakeQq } from '../channels/qq/fake-qq.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
-import { editConfig, runCli, type SpawnedCli, spawnCli, tempHome } from './cli-helpers.js';
+import { cleanupsAfterEach, homeWithChannel, type RunningGateway, spawnGateway } from './channel-e2e.js';
 
 const OWNER = 'E1B2C3D4OWNER0000000000000000001';
 const MEMBER = 'F9E8D7C6MEMBER00000000000000001';
 const GROUP = 'group:A0B1C2D3GROUP000000000000000001';
 
-let cleanups: (() => Promise<unknown> | unknown)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  cleanups = [];
-});
+const cleanup = cleanupsAfterEach();
 
-async function gatewayWith(qq: FakeQq, llm: FakeLLM): Promise<SpawnedCli> {
-  const home = tempHome();
-  expect((await runCli(['onboard'], home)).code).toBe(0);
-  editConfig(home, (c) => {
-    c.agents.defaults.provider = 'custom';
-    c.agents.defaults.model = 'test-model';
-    c.providers.custom = { apiKey: 'k', apiBase: `${llm.url}/v1` };
-    const channels = c.channels as Record<string, Record<string, unknown>>;
-    channels.websocket = { ...channels.websocket, enabled: false };
-    // Upstream's keys (snake_case as its older configs have them), plus the fake's addresses.
-    channels.qq = {
-      enabled: true,
-      app_id: APP_ID,
-      secret: SECRET,
-      allow_from: [OWNER, MEMBER],
-      ack_message: '',
-      api_base: qq.url,
-      token_url: `${qq.url}/app/getAppAccessToken`,
-    };
-  });
-  const gateway = spawnCli(['gateway', '--port', '0'], home);
-  cleanups.push(async () => {
-    gateway.child.kill('SIGTERM');
-    await gateway.exited;
-  });
-  return gateway;
+async function gatewayWith(qq: FakeQq, llm: FakeLLM): Promise<RunningGateway> {
+  // Upstream's keys (snake_case as its older configs have them), plus the fake's addresses.
+  const block = {
+    enabled: true,
+    app_id: APP_ID,
+    secret: SECRET,
+    allow_from: [OWNER, MEMBER],
+    ack_message: '',
+    api_base: qq.url,
+    token_url: `${qq.url}/app/getAppAccessToken`,
+  };
+  return spawnGateway(await homeWithChannel('qq', llm, block, { asWritten: true }), cleanup);
 }
 
 describe('nanobot gateway with channels.qq', () => {
   it('answers a QQ user and a group @-message, resumes after a drop, and never prints the secret', async () => {
     const qq = await startFakeQq();
     const llm = await startFakeLLM();
-    cleanups.push(
+    cleanup(
       () => qq.close(),
       () => llm.close(),
     );

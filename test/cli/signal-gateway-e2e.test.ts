@@ -4,64 +4,36 @@
  * `startDaemon`, running a `signal-cli` found on PATH (a fake executable) and stopping it on shutdown; and, with no
  * signal-cli installed, staying up and saying how to install it.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../channels/contract.js';
 import { type FakeCli, fakeSignalCliBin, freePort, isAlive } from '../channels/signal/fake-cli.js';
 import { BOT, type FakeSignalCli, person, startFakeSignalCli } from '../channels/signal/fake-signal-cli.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
-import { editConfig, runCli, type SpawnedCli, spawnCli, tempHome } from './cli-helpers.js';
+import { cleanupsAfterEach, homeWithChannel, type RunningGateway, spawnGateway, withOutput } from './channel-e2e.js';
 
 const OWNER = person(1001, { name: 'Owner' });
 
-let cleanups: (() => Promise<unknown> | unknown)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  cleanups = [];
-});
+const cleanup = cleanupsAfterEach();
 
 async function gatewayWith(
   llm: FakeLLM,
   signal: Record<string, unknown>,
   env: Record<string, string> = {},
-): Promise<SpawnedCli> {
-  const home = tempHome();
-  expect((await runCli(['onboard'], home)).code).toBe(0);
-  editConfig(home, (c) => {
-    c.agents.defaults.provider = 'custom';
-    c.agents.defaults.model = 'test-model';
-    c.providers.custom = { apiKey: 'k', apiBase: `${llm.url}/v1` };
-    const channels = c.channels as Record<string, Record<string, unknown>>;
-    channels.websocket = { ...channels.websocket, enabled: false };
-    channels.signal = {
-      ...channels.signal,
-      enabled: true,
-      phoneNumber: BOT.number,
-      allowFrom: [OWNER.number],
-      ...signal,
-    };
-  });
-  const gateway = spawnCli(['gateway', '--port', '0'], home, { env });
-  cleanups.push(async () => {
-    gateway.child.kill('SIGTERM');
-    await gateway.exited;
-  });
-  return gateway;
+): Promise<RunningGateway> {
+  const block = { enabled: true, phoneNumber: BOT.number, allowFrom: [OWNER.number], ...signal };
+  return spawnGateway(await homeWithChannel('signal', llm, block), cleanup, { env });
 }
 
 async function fakes(): Promise<{ signal: FakeSignalCli; llm: FakeLLM }> {
   const signal = await startFakeSignalCli({ keepAliveMs: 200 });
   const llm = await startFakeLLM();
   signal.addPerson(OWNER);
-  cleanups.push(
+  cleanup(
     () => signal.close(),
     () => llm.close(),
   );
   return { signal, llm };
 }
-
-const withOutput = (gateway: SpawnedCli) => (err: unknown) => {
-  throw new Error(`${String(err)}\n${gateway.output()}`);
-};
 
 describe('nanobot gateway with channels.signal', () => {
   it('answers a DM through a running daemon, and what was written while the daemon was away', async () => {

@@ -6,43 +6,30 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../channels/contract.js';
 import { startFakeIlink } from '../channels/weixin/fake-ilink.js';
 import { startFakeLLM } from '../helpers/fake-llm.js';
-import { editConfig, runCli, spawnCli, tempHome } from './cli-helpers.js';
+import { cleanupsAfterEach, homeWithChannel, spawnGateway, withOutput } from './channel-e2e.js';
+import { runCli } from './cli-helpers.js';
 
 const OWNER = 'owner@im.wechat';
 
-let cleanups: (() => Promise<unknown> | unknown)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  cleanups = [];
-});
+const cleanup = cleanupsAfterEach();
 
 describe('nanobot with channels.weixin', () => {
   it('logs in by QR code in the terminal, answers through the gateway, reconnects, and says when the login expired', async () => {
     const ilink = await startFakeIlink({ login: 'auto' });
     const llm = await startFakeLLM();
-    cleanups.push(
+    cleanup(
       () => ilink.close(),
       () => llm.close(),
     );
-    const home = tempHome();
-    expect((await runCli(['onboard'], home)).code).toBe(0);
-    editConfig(home, (c) => {
-      c.agents.defaults.provider = 'custom';
-      c.agents.defaults.model = 'test-model';
-      c.providers.custom = { apiKey: 'k', apiBase: `${llm.url}/v1` };
-      const channels = c.channels as Record<string, Record<string, unknown>>;
-      channels.websocket = { ...channels.websocket, enabled: false };
-      channels.weixin = {
-        ...channels.weixin,
-        enabled: true,
-        baseUrl: ilink.url,
-        cdnBaseUrl: ilink.cdnUrl,
-        allowFrom: [OWNER],
-      };
+    const home = await homeWithChannel('weixin', llm, {
+      enabled: true,
+      baseUrl: ilink.url,
+      cdnBaseUrl: ilink.cdnUrl,
+      allowFrom: [OWNER],
     });
 
     const login = await runCli(['channels', 'login', 'weixin'], home);
@@ -56,14 +43,8 @@ describe('nanobot with channels.weixin', () => {
     expect(token).toBe('bot-token-login-1');
     expect(login.stdout + login.stderr).not.toContain(token);
 
-    const gateway = spawnCli(['gateway', '--port', '0'], home);
-    cleanups.push(async () => {
-      gateway.child.kill('SIGTERM');
-      await gateway.exited;
-    });
-    const dump = (err: unknown) => {
-      throw new Error(`${String(err)}\n${gateway.output()}`);
-    };
+    const gateway = spawnGateway(home, cleanup);
+    const dump = withOutput(gateway);
     llm.enqueue({ text: 'Hello from the built gateway.' }, { text: 'Back again.' });
     ilink.userSays({ from: OWNER, text: 'hi' });
     await eventually(() => expect(ilink.textsTo(OWNER)).toEqual(['Hello from the built gateway.']), 30_000).catch(dump);

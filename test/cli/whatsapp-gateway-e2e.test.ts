@@ -4,41 +4,27 @@
  * Signal-encrypted message through the fake LLM, and again after the connection drops.
  */
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../channels/contract.js';
 import { FakeWhatsApp } from '../channels/whatsapp/fake-whatsapp.js';
 import { Phone } from '../channels/whatsapp/phone.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
-import { editConfig, runCli, spawnCli, tempHome } from './cli-helpers.js';
+import { cleanupsAfterEach, homeWithChannel, spawnGateway, withOutput } from './channel-e2e.js';
+import { spawnCli } from './cli-helpers.js';
 
 const OWNER = '4917033334444';
 const PRELOAD = ['--import', join(import.meta.dirname, 'whatsapp-trust-fake-root.mjs')];
 
-let cleanups: (() => Promise<unknown> | unknown)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  cleanups = [];
-});
+const cleanup = cleanupsAfterEach();
 
-async function configured(fake: FakeWhatsApp, llm: FakeLLM): Promise<string> {
-  const home = tempHome();
-  expect((await runCli(['onboard'], home)).code).toBe(0);
-  editConfig(home, (c) => {
-    c.agents.defaults.provider = 'custom';
-    c.agents.defaults.model = 'test-model';
-    c.providers.custom = { apiKey: 'k', apiBase: `${llm.url}/v1` };
-    const channels = c.channels as Record<string, Record<string, unknown>>;
-    channels.websocket = { ...channels.websocket, enabled: false };
-    channels.whatsapp = { enabled: true, webSocketUrl: fake.url, allowFrom: [`+${OWNER}`] };
-  });
-  return home;
-}
+const configured = (fake: FakeWhatsApp, llm: FakeLLM): Promise<string> =>
+  homeWithChannel('whatsapp', llm, { enabled: true, webSocketUrl: fake.url, allowFrom: [`+${OWNER}`] });
 
 describe('nanobot channels login whatsapp, then nanobot gateway', () => {
   it('links by QR, answers the owner, and answers again after a dropped connection', async () => {
     const fake = await FakeWhatsApp.start();
     const llm = await startFakeLLM();
-    cleanups.push(
+    cleanup(
       () => fake.close(),
       () => llm.close(),
     );
@@ -46,7 +32,7 @@ describe('nanobot channels login whatsapp, then nanobot gateway', () => {
     const env = { WA_FAKE_ROOT: Buffer.from(fake.identity.root.public).toString('hex') };
 
     const login = spawnCli(['channels', 'login', 'whatsapp'], home, { env, nodeArgs: PRELOAD });
-    cleanups.push(() => login.child.kill('SIGTERM'));
+    cleanup(() => login.child.kill('SIGTERM'));
     let qr = '';
     await eventually(() => {
       const match = /https:\/\/wa\.me\/settings\/linked_devices#\S+/.exec(login.output());
@@ -57,14 +43,8 @@ describe('nanobot channels login whatsapp, then nanobot gateway', () => {
     expect(await login.exited, login.output()).toBe(0);
     expect(login.output()).toContain('WhatsApp is linked');
 
-    const gateway = spawnCli(['gateway', '--port', '0'], home, { env, nodeArgs: PRELOAD });
-    cleanups.push(async () => {
-      gateway.child.kill('SIGTERM');
-      await gateway.exited;
-    });
-    await eventually(() => expect(fake.ready.size).toBe(1), 30_000).catch((err: unknown) => {
-      throw new Error(`${String(err)}\n${gateway.output()}`);
-    });
+    const gateway = spawnGateway(home, cleanup, { env, nodeArgs: PRELOAD });
+    await eventually(() => expect(fake.ready.size).toBe(1), 30_000).catch(withOutput(gateway));
     llm.enqueue({ text: 'Hello from the built gateway.' }, { text: 'Back again.' });
     const owner = new Phone(fake, OWNER, 'Owner');
     await owner.says('hi');
@@ -76,8 +56,6 @@ describe('nanobot channels login whatsapp, then nanobot gateway', () => {
     await eventually(
       () => expect(owner.texts()).toEqual(['Hello from the built gateway.', 'Back again.']),
       60_000,
-    ).catch((err: unknown) => {
-      throw new Error(`${String(err)}\n${gateway.output()}`);
-    });
+    ).catch(withOutput(gateway));
   }, 150_000);
 });
