@@ -5,7 +5,8 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import net from 'node:net';
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { spawnCli } from '../cli/cli-helpers.js';
 
@@ -102,4 +103,21 @@ export async function startGateway(home: string): Promise<Started> {
     'nanobot gateway listening',
   );
   return { child, port, output };
+}
+
+/**
+ * A loopback server that must never be asked for anything (what a hostile message points a download at): `hits`
+ * lists every path it was asked for. Closed by the cleanup handed to `onCleanup`.
+ */
+export async function tripwire(
+  onCleanup: (close: () => Promise<void>) => void,
+): Promise<{ url: string; hits: string[] }> {
+  const hits: string[] = [];
+  const server = http.createServer((req, res) => {
+    hits.push(req.url ?? '');
+    res.end('internal secret');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onCleanup(() => new Promise((resolve) => server.close(() => resolve())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits };
 }

@@ -5,8 +5,6 @@
  * URL, a wrong access token, and the token kept out of the logs.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../channels/contract.js';
@@ -22,6 +20,7 @@ import {
   startNapcatGateway,
   waitState,
 } from '../channels/napcat/helpers.js';
+import { tripwire as tripwireServer } from './http-helpers.js';
 
 const STRANGER = 66_666;
 const open: NapcatGateway[] = [];
@@ -43,17 +42,7 @@ async function running(settings: Record<string, unknown> = {}) {
   return run;
 }
 
-/** A loopback server that must never be asked for anything. */
-async function tripwire(): Promise<{ url: string; hits: string[] }> {
-  const hits: string[] = [];
-  const server = http.createServer((req, res) => {
-    hits.push(req.url ?? '');
-    res.end('internal secret');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits };
-}
+const tripwire = () => tripwireServer((close) => cleanups.push(close));
 
 const mediaFiles = (run: NapcatGateway) => {
   const dir = join(run.dataDir, 'media', 'napcat');

@@ -5,8 +5,6 @@
  * the logs.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { QqSettings } from '../../src/channels/qq/index.js';
@@ -16,6 +14,7 @@ import { healthOf, startChannelGateway, writeChannelConfig } from '../channels/g
 import { SECRET, startFakeQq } from '../channels/qq/fake-qq.js';
 import { lastUserText, OWNER, type QqGatewayRun, quiet, startQqGateway, waitState } from '../channels/qq/helpers.js';
 import { startFakeLLM } from '../helpers/fake-llm.js';
+import { tripwire as tripwireServer } from './http-helpers.js';
 
 const STRANGER = 'STRANGER00000000000000000000001';
 const open: QqGatewayRun[] = [];
@@ -32,17 +31,7 @@ async function running(settings: Record<string, unknown> = {}, fake: Parameters<
   return run;
 }
 
-/** A loopback server that must never be asked for anything. */
-async function tripwire(): Promise<{ url: string; hits: string[] }> {
-  const hits: string[] = [];
-  const server = http.createServer((req, res) => {
-    hits.push(req.url ?? '');
-    res.end('internal secret');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits };
-}
+const tripwire = () => tripwireServer((close) => cleanups.push(close));
 
 const mediaFiles = (run: QqGatewayRun) => {
   const dir = join(run.dataDir, 'media', 'qq');
