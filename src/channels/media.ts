@@ -24,7 +24,38 @@ const MIME_EXTENSIONS: Record<string, string> = {
   'application/pdf': '.pdf',
 };
 
+const MIME_TYPES: Record<string, string> = {
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.png': 'image/png',
+  '.gif': 'image/gif',
+  '.webp': 'image/webp',
+  '.mp3': 'audio/mpeg',
+  '.m4a': 'audio/mp4',
+  '.aac': 'audio/aac',
+  '.ogg': 'audio/ogg',
+  '.oga': 'audio/ogg',
+  '.opus': 'audio/ogg',
+  '.wav': 'audio/wav',
+  '.flac': 'audio/flac',
+  '.mp4': 'video/mp4',
+  '.webm': 'video/webm',
+  '.mov': 'video/quicktime',
+  '.3gp': 'video/3gpp',
+  '.pdf': 'application/pdf',
+  '.txt': 'text/plain',
+  '.md': 'text/markdown',
+  '.csv': 'text/csv',
+  '.json': 'application/json',
+  '.zip': 'application/zip',
+};
+
 export class AttachmentTooLarge extends Error {}
+
+/** The MIME type a platform is told for a file the agent sends, by its extension. */
+export function mimeTypeOf(name: string): string {
+  return MIME_TYPES[extname(name).toLowerCase()] ?? 'application/octet-stream';
+}
 
 export function kindOfPath(path: string): AttachmentKind {
   const ext = extname(path).toLowerCase();

@@ -4,37 +4,9 @@
  * what users send.
  */
 import { readFile } from 'node:fs/promises';
-import { extname } from 'node:path';
 import type { MatrixClient } from 'matrix-js-sdk';
+import { mimeTypeOf } from '../media.js';
 import type { OutgoingFile } from '../platform.js';
-
-const MIME_TYPES: Record<string, string> = {
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.png': 'image/png',
-  '.gif': 'image/gif',
-  '.webp': 'image/webp',
-  '.mp3': 'audio/mpeg',
-  '.m4a': 'audio/mp4',
-  '.ogg': 'audio/ogg',
-  '.oga': 'audio/ogg',
-  '.opus': 'audio/ogg',
-  '.wav': 'audio/wav',
-  '.flac': 'audio/flac',
-  '.mp4': 'video/mp4',
-  '.webm': 'video/webm',
-  '.mov': 'video/quicktime',
-  '.pdf': 'application/pdf',
-  '.txt': 'text/plain',
-  '.md': 'text/markdown',
-  '.csv': 'text/csv',
-  '.json': 'application/json',
-  '.zip': 'application/zip',
-};
-
-export function mimeTypeOf(name: string): string {
-  return MIME_TYPES[extname(name).toLowerCase()] ?? 'application/octet-stream';
-}
 
 export interface UploadedFile {
   url: string;

@@ -6,7 +6,8 @@
  */
 import { constants } from 'node:fs';
 import { open, realpath } from 'node:fs/promises';
-import { extname, join } from 'node:path';
+import { join } from 'node:path';
+import { mimeTypeOf } from '../media.js';
 import type { AttachmentKind, IncomingAttachment, OutgoingFile } from '../platform.js';
 import type { SignalAttachmentInfo } from './envelope.js';
 
@@ -74,35 +75,6 @@ export async function openAttachment(
   const stream = handle.createReadStream();
   signal?.addEventListener('abort', () => stream.destroy(), { once: true });
   return stream;
-}
-
-const MIME_TYPES: Record<string, string> = {
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.png': 'image/png',
-  '.gif': 'image/gif',
-  '.webp': 'image/webp',
-  '.mp3': 'audio/mpeg',
-  '.m4a': 'audio/mp4',
-  '.aac': 'audio/aac',
-  '.ogg': 'audio/ogg',
-  '.oga': 'audio/ogg',
-  '.opus': 'audio/ogg',
-  '.wav': 'audio/wav',
-  '.flac': 'audio/flac',
-  '.mp4': 'video/mp4',
-  '.mov': 'video/quicktime',
-  '.webm': 'video/webm',
-  '.pdf': 'application/pdf',
-  '.txt': 'text/plain',
-  '.md': 'text/markdown',
-  '.csv': 'text/csv',
-  '.json': 'application/json',
-  '.zip': 'application/zip',
-};
-
-export function mimeTypeOf(name: string): string {
-  return MIME_TYPES[extname(name).toLowerCase()] ?? 'application/octet-stream';
 }
 
 /**

@@ -1,35 +1,15 @@
 /** What the agent sends, as Baileys message content: the chat's JID and the right kind of media message. */
-import { basename, extname } from 'node:path';
+import { basename } from 'node:path';
 import type { AnyMessageContent } from 'baileys';
 import { UserError } from '../../util/errors.js';
+import { mimeTypeOf } from '../media.js';
 import type { AttachmentKind, OutgoingFile } from '../platform.js';
 import { bareJid } from './messages.js';
 
-const MIME: Record<string, string> = {
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.png': 'image/png',
-  '.gif': 'image/gif',
-  '.webp': 'image/webp',
-  '.ogg': 'audio/ogg; codecs=opus',
-  '.oga': 'audio/ogg; codecs=opus',
-  '.opus': 'audio/ogg; codecs=opus',
-  '.mp3': 'audio/mpeg',
-  '.m4a': 'audio/mp4',
-  '.aac': 'audio/aac',
-  '.wav': 'audio/wav',
-  '.mp4': 'video/mp4',
-  '.3gp': 'video/3gpp',
-  '.mov': 'video/quicktime',
-  '.pdf': 'application/pdf',
-  '.txt': 'text/plain',
-  '.csv': 'text/csv',
-  '.json': 'application/json',
-  '.zip': 'application/zip',
-};
-
+/** WhatsApp plays a voice note only when its type names the Opus codec. */
 export function mimeOf(path: string): string {
-  return MIME[extname(path).toLowerCase()] ?? 'application/octet-stream';
+  const mime = mimeTypeOf(path);
+  return mime === 'audio/ogg' ? 'audio/ogg; codecs=opus' : mime;
 }
 
 /** A chat id as the agent may name it: a JID, or a phone number (`+49 151…`) for a one-to-one chat. */
