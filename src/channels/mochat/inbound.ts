@@ -37,8 +37,8 @@ interface Delayed {
 export interface InboundOptions {
   settings: () => MochatSettings;
   deliver(message: IncomingMessage): Promise<void>;
-  /** Message ids the agent sent: never taken as incoming, even without agentUserId. */
-  isOwnMessage(messageId: string): boolean;
+  /** The agent's own message echoed back (see own.ts): never taken as incoming, even without agentUserId. */
+  isOwnMessage(targetId: string, messageId: string, author: string, text: string): boolean;
   log: Logger;
 }
 
@@ -68,7 +68,7 @@ export class MochatInbound {
     const author = stringField(payload, 'author');
     if (!author || (settings.agentUserId && author === settings.agentUserId)) return;
     const messageId = stringField(payload, 'messageId');
-    if (messageId && this.options.isOwnMessage(messageId)) return;
+    if (this.options.isOwnMessage(targetId, messageId, author, contentText(payload.content))) return;
     const key = `${kind}:${targetId}`;
     if (messageId && this.remember(key, messageId)) return;
 

@@ -18,6 +18,7 @@ import { SessionCursors } from './cursors.js';
 import { isObject, parseWatchPayload, resolveTarget, stringField, syntheticEvent, type TargetKind } from './events.js';
 import { MochatInbound } from './inbound.js';
 import { type MochatSettings, rootOf, type SocketIoParser, type SocketIoSdk } from './index.js';
+import { OwnMessages } from './own.js';
 import { MochatSocket, type PushedEvent } from './socket.js';
 import { Targets } from './targets.js';
 
@@ -32,8 +33,6 @@ export interface MochatPlatformOptions {
 
 /** Consecutive failed fallback polls before the channel is failed (and connects again, socket first). */
 const FALLBACK_FAILURES = 3;
-/** Ids of the agent's own sent messages kept, so their echo is never taken as incoming. */
-const OWN_IDS = 500;
 
 export class MochatPlatform implements ChatPlatform {
   readonly capabilities: ChannelCapabilities = {
@@ -49,7 +48,7 @@ export class MochatPlatform implements ChatPlatform {
   private readonly inbound: MochatInbound;
   private readonly targets: Targets;
   private readonly queues = new Map<string, Promise<void>>();
-  private readonly own: string[] = [];
+  private readonly own = new OwnMessages();
   private link?: PlatformLink;
   private socket?: MochatSocket;
   private generation = 0;
@@ -72,7 +71,7 @@ export class MochatPlatform implements ChatPlatform {
     this.inbound = new MochatInbound({
       settings: options.settings,
       deliver: (message) => this.deliver(message),
-      isOwnMessage: (id) => this.own.includes(id),
+      isOwnMessage: (targetId, id, author, text) => this.own.isOwn(targetId, id, author, text),
       log: options.log,
     });
     this.targets = new Targets({
@@ -149,14 +148,16 @@ export class MochatPlatform implements ChatPlatform {
     const groupId = resolved.isPanel ? this.targets.groupOf(resolved.id) : undefined;
     if (groupId) body.groupId = groupId;
     const path = resolved.isPanel ? '/api/claw/groups/panels/send' : '/api/claw/sessions/send';
-    const answer = await this.api.post(path, body);
-    const id =
-      stringField(answer, 'messageId', '_id', 'id') ||
-      stringField(answer.message, 'messageId', '_id', 'id') ||
-      stringField(answer.data, 'messageId', '_id', 'id');
-    if (id) {
-      this.own.push(id);
-      if (this.own.length > OWN_IDS) this.own.shift();
+    const sent = this.own.sending(resolved.id, part.text);
+    let id = '';
+    try {
+      const answer = await this.api.post(path, body);
+      id =
+        stringField(answer, 'messageId', '_id', 'id') ||
+        stringField(answer.message, 'messageId', '_id', 'id') ||
+        stringField(answer.data, 'messageId', '_id', 'id');
+    } finally {
+      sent(id);
     }
     return id;
   }
@@ -441,14 +442,12 @@ export class MochatPlatform implements ChatPlatform {
 function pause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
   });
 }

@@ -1,8 +1,9 @@
 /**
  * Which sessions and panels the agent serves: the ids in `sessions` / `panels`, and with `"*"` every one MoChat
- * lists (`/api/claw/sessions/list`, `/api/claw/groups/get`, read again every refreshIntervalMs). A session first
- * seen without a saved cursor is "cold": its first batch of events only sets the cursor, so old history is not
- * answered; a panel's first listing likewise only marks its messages seen.
+ * lists (`/api/claw/sessions/list`, `/api/claw/groups/get`, read again every refreshIntervalMs). A session named
+ * in `sessions` or in the first listing, without a saved cursor, is "cold": its first batch of events only sets the
+ * cursor, so old history is not answered (a session listed later is a new one: all of it is answered); a panel's
+ * first listing likewise only marks its messages seen.
  */
 import { errorMessage } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
@@ -32,6 +33,8 @@ export class Targets {
   private readonly sessionByConverse = new Map<string, string>();
   private readonly panelGroups = new Map<string, string>();
   private autoSessions = false;
+  /** The session list has been read once: sessions it brings later are new ones, their events all unanswered. */
+  private sessionsListed = false;
   autoPanels = false;
 
   constructor(private readonly options: TargetsOptions) {}
@@ -89,10 +92,10 @@ export class Targets {
     if (this.autoPanels) await this.refreshPanels(subscribeNew);
   }
 
-  private addSession(id: string): boolean {
+  private addSession(id: string, cold = true): boolean {
     if (this.sessions.has(id)) return false;
     this.sessions.add(id);
-    if (!this.options.cursors.has(id)) this.cold.add(id);
+    if (cold && !this.options.cursors.has(id)) this.cold.add(id);
     return true;
   }
 
@@ -113,14 +116,16 @@ export class Targets {
     }
     if (!Array.isArray(answer.sessions)) return;
     const added: string[] = [];
+    const first = !this.sessionsListed;
     for (const session of answer.sessions) {
       const id = stringField(session, 'sessionId');
       if (!id) continue;
       const converseId = stringField(session, 'converseId');
       // Only sessions this agent serves are mapped: a listed session outside `sessions` stays unknown.
-      if (this.autoSessions && this.addSession(id)) added.push(id);
+      if (this.autoSessions && this.addSession(id, first)) added.push(id);
       if (converseId && this.sessions.has(id)) this.sessionByConverse.set(converseId, id);
     }
+    if (first) this.sessionsListed = true;
     if (added.length && subscribeNew) await this.options.onNewSessions(added);
   }
 

@@ -70,6 +70,8 @@ export interface FakeMochat {
   /** The cursors of each subscribeSessions call. */
   subscribes: Record<string, unknown>[];
   socketConnections(): number;
+  /** A careless server: subscribeSessions answers with each session's whole history, whatever the cursor. */
+  replayAll: boolean;
   drop(): void;
   restore(): void;
   close(): Promise<void>;
@@ -276,7 +278,7 @@ export async function startFakeMochat(options: FakeMochatOptions = {}): Promise<
         data: {
           sessions: ids.map((id) => {
             const s = session(id);
-            const after = cursors[id] ?? 0;
+            const after = fake.replayAll ? 0 : (cursors[id] ?? 0);
             const events = s.events.filter((e) => e.seq > after).slice(0, limit);
             return { sessionId: id, cursor: events.at(-1)?.seq ?? cursorOf(s), events };
           }),
@@ -294,8 +296,9 @@ export async function startFakeMochat(options: FakeMochatOptions = {}): Promise<
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
 
-  return {
+  const fake: FakeMochat = {
     url,
+    replayAll: false,
     settings: {
       baseUrl: url,
       clawToken: CLAW_TOKEN,
@@ -329,4 +332,5 @@ export async function startFakeMochat(options: FakeMochatOptions = {}): Promise<
       http.closeAllConnections();
     },
   };
+  return fake;
 }
