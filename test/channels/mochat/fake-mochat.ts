@@ -72,6 +72,8 @@ export interface FakeMochat {
   socketConnections(): number;
   /** A careless server: subscribeSessions answers with each session's whole history, whatever the cursor. */
   replayAll: boolean;
+  /** Emits any event to every connected socket (hostile or malformed pushes). */
+  push(event: string, payload: unknown): void;
   drop(): void;
   restore(): void;
   close(): Promise<void>;
@@ -317,6 +319,9 @@ export async function startFakeMochat(options: FakeMochatOptions = {}): Promise<
     calls,
     subscribes,
     socketConnections: () => connections,
+    push: (event, payload) => {
+      io.emit(event, payload);
+    },
     drop() {
       dropped = true;
       io.disconnectSockets(true);
