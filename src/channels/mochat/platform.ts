@@ -13,12 +13,14 @@ import { errorMessage } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import type { ChannelCapabilities } from '../channel.js';
 import type { ChatPlatform, IncomingMessage, OutgoingPart, PlatformLink, ReplyTarget } from '../platform.js';
-import { MochatApi, MochatApiError } from './api.js';
+import { MochatApi } from './api.js';
 import { SessionCursors } from './cursors.js';
-import { isObject, parseWatchPayload, resolveTarget, stringField, syntheticEvent, type TargetKind } from './events.js';
+import { isObject, parseWatchPayload, resolveTarget, stringField, type TargetKind } from './events.js';
+import { FallbackWorkers, pause } from './fallback.js';
 import { MochatInbound } from './inbound.js';
 import { type MochatSettings, rootOf, type SocketIoParser, type SocketIoSdk } from './index.js';
 import { OwnMessages } from './own.js';
+import { chatMessageEvent, inboxMessage, panelListing } from './pushes.js';
 import { MochatSocket, type PushedEvent } from './socket.js';
 import { Targets } from './targets.js';
 
@@ -30,9 +32,6 @@ export interface MochatPlatformOptions {
   log: Logger;
   fetch?: typeof fetch;
 }
-
-/** Consecutive failed fallback polls before the channel is failed (and connects again, socket first). */
-const FALLBACK_FAILURES = 3;
 
 export class MochatPlatform implements ChatPlatform {
   readonly capabilities: ChannelCapabilities = {
@@ -58,7 +57,7 @@ export class MochatPlatform implements ChatPlatform {
   private socketSince = 0;
   /** Ends this connection's refresh timer and fallback workers. */
   private stopping?: AbortController;
-  private readonly workers = new Map<string, Promise<void>>();
+  private readonly workers: FallbackWorkers;
 
   constructor(private readonly options: MochatPlatformOptions) {
     const settings = options.settings();
@@ -73,6 +72,10 @@ export class MochatPlatform implements ChatPlatform {
       deliver: (message) => this.deliver(message),
       isOwnMessage: (targetId, id, author, text) => this.own.isOwn(targetId, id, author, text),
       log: options.log,
+    });
+    this.workers = new FallbackWorkers({
+      retryDelayMs: () => options.settings().retryDelayMs,
+      failed: (err) => this.link?.failed(err),
     });
     this.targets = new Targets({
       api: this.api,
@@ -133,8 +136,7 @@ export class MochatPlatform implements ChatPlatform {
     this.stopping = undefined;
     this.socket?.close();
     this.socket = undefined;
-    await Promise.allSettled([...this.workers.values()]);
-    this.workers.clear();
+    await this.workers.settled();
     await this.cursors.flush();
   }
 
@@ -267,43 +269,19 @@ export class MochatPlatform implements ChatPlatform {
   }
 
   private async onChatMessage(raw: unknown): Promise<void> {
-    const groupId = stringField(raw, 'groupId');
-    const panelId = stringField(raw, 'converseId', 'panelId');
-    if (!groupId || !panelId || !isObject(raw)) return;
-    if (!this.targets.servesPanel(panelId)) return;
-    this.targets.noteGroup(panelId, groupId);
-    const event = syntheticEvent({
-      messageId: stringField(raw, '_id', 'messageId'),
-      author: stringField(raw, 'author'),
-      content: raw.content,
-      meta: raw.meta,
-      groupId,
-      converseId: panelId,
-      timestamp: raw.createdAt,
-      authorInfo: raw.authorInfo,
-    });
-    await this.serial(`panel:${panelId}`, () => this.inbound.process(panelId, event, 'panel'));
+    const push = chatMessageEvent(raw);
+    if (!push || !this.targets.servesPanel(push.panelId)) return;
+    this.targets.noteGroup(push.panelId, push.groupId);
+    await this.serial(`panel:${push.panelId}`, () => this.inbound.process(push.panelId, push.event, 'panel'));
   }
 
   /** A new message in the agent's inbox: a session message (panels come as chat.message pushes). */
   private async onInboxAppend(raw: unknown): Promise<void> {
-    if (!isObject(raw) || raw.type !== 'message' || !isObject(raw.payload)) return;
-    const detail = raw.payload;
-    if (stringField(detail, 'groupId')) return;
-    const converseId = stringField(detail, 'converseId');
-    if (!converseId) return;
-    const sessionId = await this.targets.sessionOfConverse(converseId);
+    const push = inboxMessage(raw);
+    if (!push) return;
+    const sessionId = await this.targets.sessionOfConverse(push.converseId);
     if (!sessionId) return;
-    const event = syntheticEvent({
-      messageId: stringField(detail, 'messageId') || stringField(raw, '_id'),
-      author: stringField(detail, 'messageAuthor'),
-      content: stringField(detail, 'messagePlainContent') || stringField(detail, 'messageSnippet'),
-      meta: { source: 'notify:chat.inbox.append', converseId },
-      groupId: '',
-      converseId,
-      timestamp: raw.createdAt,
-    });
-    await this.serial(`session:${sessionId}`, () => this.inbound.process(sessionId, event, 'session'));
+    await this.serial(`session:${sessionId}`, () => this.inbound.process(sessionId, push.event, 'session'));
   }
 
   /** Panels' latest messages over HTTP: first seen, they only mark what is there; later, what is new is handled. */
@@ -323,28 +301,15 @@ export class MochatPlatform implements ChatPlatform {
       { panelId, limit: Math.min(100, this.options.settings().watchLimit) },
       signal,
     );
-    if (!Array.isArray(answer.messages)) return;
-    const groupId = stringField(answer, 'groupId');
-    if (groupId) this.targets.noteGroup(panelId, groupId);
+    const listing = panelListing(answer, panelId);
+    if (!listing) return;
+    if (listing.groupId) this.targets.noteGroup(panelId, listing.groupId);
     const first = this.targets.warmPanel(panelId);
     await this.serial(`panel:${panelId}`, async () => {
-      // Newest first in the answer: handled oldest first.
-      for (const message of [...(answer.messages as unknown[])].reverse()) {
-        if (!isObject(message)) continue;
-        const event = syntheticEvent({
-          messageId: stringField(message, 'messageId'),
-          author: stringField(message, 'author'),
-          content: message.content,
-          meta: message.meta,
-          groupId,
-          converseId: panelId,
-          timestamp: message.createdAt,
-          authorInfo: message.authorInfo,
-        });
-        if (first) {
-          const id = stringField(message, 'messageId');
-          if (id) this.inbound.remember(`panel:${panelId}`, id);
-        } else await this.inbound.process(panelId, event, 'panel');
+      for (const event of listing.events) {
+        const id = stringField(event.payload, 'messageId');
+        if (!first) await this.inbound.process(panelId, event, 'panel');
+        else if (id) this.inbound.remember(`panel:${panelId}`, id);
       }
     });
   }
@@ -389,37 +354,13 @@ export class MochatPlatform implements ChatPlatform {
 
   private ensureWorkers(signal: AbortSignal): void {
     for (const id of this.targets.sessionIds())
-      this.startWorker(`session:${id}`, signal, () => this.watchOnce(id, signal));
+      this.workers.start(`session:${id}`, signal, () => this.watchOnce(id, signal));
     for (const id of this.targets.panelIds()) {
-      this.startWorker(`panel:${id}`, signal, async () => {
+      this.workers.start(`panel:${id}`, signal, async () => {
         await this.pollPanel(id, signal);
         await pause(Math.max(1000, this.options.settings().refreshIntervalMs), signal);
       });
     }
-  }
-
-  private startWorker(key: string, signal: AbortSignal, once: () => Promise<void>): void {
-    if (this.workers.has(key) || signal.aborted) return;
-    const run = async () => {
-      let failures = 0;
-      while (!signal.aborted) {
-        try {
-          await once();
-          failures = 0;
-        } catch (err) {
-          if (signal.aborted) return;
-          failures += 1;
-          const refused = err instanceof MochatApiError && err.refused;
-          if (refused || failures >= FALLBACK_FAILURES) {
-            this.link?.failed(err instanceof Error ? err : new Error(String(err)));
-            return;
-          }
-          await pause(Math.max(100, this.options.settings().retryDelayMs), signal);
-        }
-      }
-    };
-    const worker = run().finally(() => this.workers.delete(key));
-    this.workers.set(key, worker);
   }
 
   private async watchOnce(sessionId: string, signal: AbortSignal): Promise<void> {
@@ -437,17 +378,4 @@ export class MochatPlatform implements ChatPlatform {
     );
     await this.onWatchPayload({ sessionId, ...payload }, 'session');
   }
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
