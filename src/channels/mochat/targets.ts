@@ -56,8 +56,9 @@ export class Targets {
     return [...this.panels].sort();
   }
 
+  /** As upstream: a push from any panel is taken while no panel is configured at all. */
   servesPanel(panelId: string): boolean {
-    return this.panels.has(panelId);
+    return this.panels.has(panelId) || (this.panels.size === 0 && !this.autoPanels);
   }
 
   groupOf(panelId: string): string | undefined {
@@ -78,11 +79,14 @@ export class Targets {
     return this.coldPanels.delete(panelId);
   }
 
-  /** The session a conversation belongs to; an unknown one makes the session list be read again. */
+  /**
+   * The session a conversation belongs to; an unknown one makes the session list be read again, and (as upstream)
+   * every session it lists is served from then on, whatever `sessions` says: allowFrom decides who is answered.
+   */
   async sessionOfConverse(converseId: string): Promise<string | undefined> {
     const known = this.sessionByConverse.get(converseId);
     if (known) return known;
-    await this.refreshSessions(true);
+    await this.refreshSessions(true, true);
     return this.sessionByConverse.get(converseId);
   }
 
@@ -106,7 +110,7 @@ export class Targets {
     return true;
   }
 
-  private async refreshSessions(subscribeNew: boolean): Promise<void> {
+  private async refreshSessions(subscribeNew: boolean, addAll = this.autoSessions): Promise<void> {
     let answer: Record<string, unknown>;
     try {
       answer = await this.options.api.post('/api/claw/sessions/list', {});
@@ -121,8 +125,7 @@ export class Targets {
       const id = stringField(session, 'sessionId');
       if (!id) continue;
       const converseId = stringField(session, 'converseId');
-      // Only sessions this agent serves are mapped: a listed session outside `sessions` stays unknown.
-      if (this.autoSessions && this.addSession(id, first)) added.push(id);
+      if (addAll && this.addSession(id, first)) added.push(id);
       if (converseId && this.sessions.has(id)) this.sessionByConverse.set(converseId, id);
     }
     if (first) this.sessionsListed = true;

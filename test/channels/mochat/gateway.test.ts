@@ -167,6 +167,22 @@ describe('mochat channel', () => {
     await eventually(() => expect(run.mochat.messagesIn(PANEL)).toEqual(['Only the mention.']));
   });
 
+  it('with no sessions or panels configured, serves the ones messages arrive from, as upstream does', async () => {
+    const run = await start({ sessions: [], panels: [] });
+    run.llm.enqueue({ text: 'Found your session.' }, { text: 'Found your panel.' });
+    run.mochat.userSays({ chatId: DM, author: OWNER, text: 'hello from a session nobody listed' });
+    await eventually(() => expect(run.mochat.messagesIn(DM)).toEqual(['Found your session.']));
+    run.mochat.push('notify:chat.message.add', {
+      _id: 'm_push_1',
+      groupId: GROUP_ID,
+      converseId: 'panel_unlisted',
+      author: OWNER,
+      content: `@${AGENT_ID} and a panel`,
+    });
+    await eventually(() => expect(run.mochat.messagesIn('panel_unlisted')).toEqual(['Found your panel.']));
+    expect(run.mochat.sent.at(-1)?.body).toMatchObject({ panelId: 'panel_unlisted', groupId: GROUP_ID });
+  });
+
   it('quotes the user’s message with replyTo when replyToMessage is on', async () => {
     const run = await start({ replyToMessage: true });
     run.llm.enqueue({ text: 'Quoted.' });
