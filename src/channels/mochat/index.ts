@@ -39,9 +39,9 @@ export const mochatSettingsSchema = channelSettingsSchema.extend({
   clawToken: z.string().default(''),
   /** The agent's own user id: its own messages are skipped, and `@<id>` mentions it. */
   agentUserId: z.string().default(''),
-  /** Session ids to serve; `"*"`: every session of the agent (listed again every refreshIntervalMs). */
+  /** Session ids to subscribe; `"*"`: every session of the agent (listed again every refreshIntervalMs). */
   sessions: idList.default([]),
-  /** Panel ids to serve; `"*"`: every panel of the workspace group. */
+  /** Panel ids to subscribe; `"*"`: every panel of the workspace group (none: any panel's pushes, as upstream). */
   panels: idList.default([]),
   mention: z.looseObject({ requireInGroups: z.boolean().default(false) }).prefault({}),
   /** Per group or panel id (or `"*"`): whether a panel message must mention the agent to be answered. */
