@@ -127,6 +127,21 @@ describe('mochat channel', () => {
     expect(run.mochat.socketConnections()).toBe(0);
   });
 
+  it('on HTTP polling, an outage fails the channel and the long-poll resumes from the cursor afterwards', async () => {
+    const run = await start({ replyDelayMode: 'off' }, { noSocket: true });
+    run.llm.enqueue({ text: 'Before.' }, { text: 'After.' });
+    run.mochat.userSays({ chatId: DM, author: OWNER, text: 'first' });
+    await eventually(() => expect(run.mochat.messagesIn(DM)).toEqual(['Before.']), 10_000);
+    run.mochat.drop();
+    await waitState(run.gateway, 'reconnecting');
+    run.mochat.userSays({ chatId: DM, author: OWNER, text: 'during the outage' });
+    run.mochat.restore();
+    await eventually(() => expect(run.mochat.messagesIn(DM)).toEqual(['Before.', 'After.']), 15_000);
+    expect(lastUserText(run)).toContain('during the outage');
+    await quiet();
+    expect(run.llm.requests).toHaveLength(2);
+  }, 30_000);
+
   it('holds panel messages without a mention (replyDelayMode) and hands them over with the next mention', async () => {
     const run = await start({ replyDelayMs: 60_000 });
     run.llm.enqueue({ text: 'Looking into it.' });
