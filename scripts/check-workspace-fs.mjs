@@ -44,6 +44,7 @@ const ALLOWED = {
   'src/channels/media.ts': 'downloads inbound media into ~/.nanobot/media',
   'src/channels/signal/files.ts':
     "reads inbound attachments from signal-cli's attachments dir (confined to it); outbound media copies under ~/.nanobot/media",
+  'src/channels/mochat/cursors.ts': 'MoChat session cursors under ~/.nanobot/mochat',
   'src/channels/msteams/media.ts':
     'opens outbound media: copies the message tool made under ~/.nanobot/media after its check',
   'src/channels/msteams/references.ts': 'Teams conversation references under ~/.nanobot',

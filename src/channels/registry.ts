@@ -13,6 +13,7 @@ import { emailChannel } from './email/index.js';
 import { feishuChannel } from './feishu/index.js';
 import { matrixChannel } from './matrix/index.js';
 import { mattermostChannel } from './mattermost/index.js';
+import { mochatChannel } from './mochat/index.js';
 import { msteamsChannel } from './msteams/index.js';
 import { napcatChannel } from './napcat/index.js';
 import type { PairingStore } from './pairing.js';
@@ -40,6 +41,7 @@ export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
   whatsappChannel,
   emailChannel,
   weixinChannel,
+  mochatChannel,
 ];
 
 /** Every channel's settings schema by name, for config notices (unknown keys inside channel blocks). */

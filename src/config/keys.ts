@@ -7,7 +7,14 @@
 type Json = unknown;
 
 /** Paths (dot-joined, `*` = any key) whose children are user-named entries. */
-const NAMED_ENTRY_PARENTS = ['providers', 'modelPresets', 'tools.mcpServers', 'agents.defaults.modelPrices'];
+const NAMED_ENTRY_PARENTS = [
+  'providers',
+  'modelPresets',
+  'tools.mcpServers',
+  'agents.defaults.modelPrices',
+  // MoChat's per-group / per-panel rules are keyed by MoChat ids, which may hold underscores.
+  'channels.mochat.groups',
+];
 /** Keys whose whole value is user data: never converted. */
 export const OPAQUE_KEYS: ReadonlySet<string> = new Set(['extraHeaders', 'extraBody', 'extraQuery', 'env', 'headers']);
 

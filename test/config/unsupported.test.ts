@@ -148,6 +148,14 @@ const UPSTREAM_PATHS: readonly string[] = [
     'enabled wsUrl accessToken allowFrom groupPolicy groupPolicyOverrides welcomeNewMembers maxImageBytes',
   ),
   ...each(
+    'channels.mochat',
+    `enabled baseUrl socketUrl socketPath socketDisableMsgpack socketReconnectDelayMs socketMaxReconnectDelayMs
+     socketConnectTimeoutMs refreshIntervalMs watchTimeoutMs watchLimit retryDelayMs maxRetryAttempts clawToken
+     agentUserId sessions panels allowFrom mention groups replyDelayMode replyDelayMs`,
+  ),
+  ...each('channels.mochat.mention', 'requireInGroups'),
+  ...each('channels.mochat.groups.*', 'requireMention'),
+  ...each(
     'channels.websocket',
     `enabled host port unixSocketPath path publicWsUrl token tokenIssuePath tokenIssueSecret trustedProxyAuth
      tokenTtlS websocketRequiresToken allowFrom streaming maxMessageBytes pingIntervalS pingTimeoutS sslCertfile
