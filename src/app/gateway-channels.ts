@@ -7,7 +7,7 @@
  */
 import type { Channel } from '../channels/channel.js';
 import type { ChannelManager } from '../channels/manager.js';
-import { channelBlocks, findChannel } from '../channels/registry.js';
+import { resolveChannel, runtimeBlocks } from '../channels/registry.js';
 import type { OutboundRouter } from '../channels/router.js';
 import type { Config } from '../config/schema.js';
 import { errorMessage, UserError } from '../util/errors.js';
@@ -41,9 +41,9 @@ export interface ChannelSyncOptions {
 
 /** A reload listener: brings the running channels in line with the new config. Call it with each applied config. */
 export function channelSync(options: ChannelSyncOptions, initial: Config): (next: Config) => Promise<void> {
-  let previous = channelBlocks(initial);
+  let previous = runtimeBlocks(initial);
   return async (next) => {
-    const blocks = channelBlocks(next);
+    const blocks = runtimeBlocks(next);
     const before = previous;
     previous = blocks;
     for (const name of new Set([...Object.keys(before), ...Object.keys(blocks)])) {
@@ -54,7 +54,7 @@ export function channelSync(options: ChannelSyncOptions, initial: Config): (next
         continue;
       }
       const running = options.channels.find((channel) => channel.name === name);
-      const want = wanted(blocks[name]) && findChannel(name) !== undefined;
+      const want = wanted(blocks[name]) && resolveChannel(name) !== undefined;
       if (running && (!want || connectionChanged(before[name], blocks[name]))) await stop(options, running);
       const stillRunning = options.channels.some((channel) => channel.name === name);
       if (want && !stillRunning) await start(options, name);
