@@ -51,6 +51,8 @@ export interface ChannelInstance {
 export interface ChannelInstances {
   /** The instances a `channels.<name>` section holds (a plain section is one, `default`); invalid ones are skipped. */
   list(section: unknown): { instances: ChannelInstance[]; skipped: string[] };
+  /** Instance `id`'s block, also for one the section does not have yet (then only the shared keys and its id). */
+  block(section: unknown, id: string): Record<string, unknown>;
   /** The object in the raw `channels.<name>` section that holds instance `id`'s own keys (created when missing). */
   blockIn(section: Record<string, unknown>, id: string): Record<string, unknown>;
 }

@@ -77,6 +77,14 @@ export function runtimeBlocks(config: Config): Record<string, Record<string, unk
   return blocks;
 }
 
+/** The block of one runtime channel; for an instance not in the config yet, what it would inherit. */
+export function runtimeBlock(config: Config, name: string): Record<string, unknown> | undefined {
+  const resolved = resolveChannel(name);
+  const section = channelBlocks(config)[resolved?.definition.name ?? name];
+  if (!resolved?.definition.instances) return section;
+  return resolved.definition.instances.block(section, resolved.instance);
+}
+
 /** The channel behind a runtime name (`feishu`, `feishu.<id>`), with the instance it names. */
 export function resolveChannel(name: string): { definition: RegisteredChannel; instance: string } | undefined {
   const direct = findChannel(name);

@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { DEFAULT_INSTANCE, type RegisteredChannel } from '../channels/definition.js';
-import { CHANNEL_DEFINITIONS, findChannel, runtimeBlocks } from '../channels/registry.js';
+import { CHANNEL_DEFINITIONS, findChannel, runtimeBlock, runtimeBlocks } from '../channels/registry.js';
 import { missingSetup, setFieldValues } from '../channels/setup.js';
 import type { WebUiBackend } from '../channels/websocket/backend.js';
 import { UserError } from '../util/errors.js';
@@ -248,7 +248,7 @@ export const settingsFeaturesModule: WebuiApiModule = {
     ...connectActions({
       features: (backend) => currentFeatures(backend),
       dataDir: (backend) => access(backend).loaded().dataDir,
-      block: (backend, name) => runtimeBlocks(access(backend).loaded().config)[name] ?? {},
+      block: (backend, name) => runtimeBlock(access(backend).loaded().config, name) ?? {},
       update: async (backend, mutate) => {
         await access(backend).update(mutate);
       },

@@ -79,6 +79,13 @@ function list(section: unknown): { instances: ChannelInstance[]; skipped: string
   return { instances, skipped };
 }
 
+function block(section: unknown, id: string): Block {
+  const found = list(section).instances.find((instance) => instance.id === id);
+  if (found) return found.block;
+  const shared = isObject(section) && Array.isArray(section.instances) ? withoutInstances(section) : {};
+  return { ...shared, id, instanceId: id, name: defaultName(id) };
+}
+
 function withoutInstances(block: Block): Block {
   const { instances: _instances, ...rest } = block;
   return rest;
@@ -109,4 +116,4 @@ function blockIn(section: Block, id: string): Block {
   return created;
 }
 
-export const feishuInstances: ChannelInstances = { list, blockIn };
+export const feishuInstances: ChannelInstances = { list, block, blockIn };

@@ -186,7 +186,7 @@ export function saveRegistration(
   const section = objectAt(channels, 'feishu');
   const { instances } = feishuInstances.list(section);
   const appOf = (block: Record<string, unknown>) => appIdentity(block.appId ?? block.app_id, block.domain);
-  const current = instances.find((candidate) => candidate.id === instance)?.block ?? {};
+  const current = feishuInstances.block(section, instance);
   // A domain URL (a self-hosted or test platform) stays; otherwise the tenant's brand decides.
   const urlDomain = typeof current.domain === 'string' && /^https?:/i.test(current.domain.trim());
   const domain = urlDomain ? String(current.domain) : result.brand;

@@ -7,7 +7,13 @@ import { describeAllowFrom } from '../../channels/access.js';
 import type { ChannelHealth } from '../../channels/manager.js';
 import { PairingStore } from '../../channels/pairing.js';
 import { runPairingCommand } from '../../channels/pairing-command.js';
-import { CHANNEL_DEFINITIONS, channelBlocks, resolveChannel, runtimeBlocks } from '../../channels/registry.js';
+import {
+  CHANNEL_DEFINITIONS,
+  channelBlocks,
+  resolveChannel,
+  runtimeBlock,
+  runtimeBlocks,
+} from '../../channels/registry.js';
 import { setupField } from '../../channels/setup.js';
 import type { LoadedConfig } from '../../config/load.js';
 import { updateConfigFile } from '../../config/onboard.js';
@@ -133,7 +139,7 @@ export async function channelsLogin(
   }
   const { definition, instance } = resolved;
   const { loaded } = await setup(opts, io.env);
-  const block = runtimeBlocks(loaded.config)[name] ?? (definition.name === name ? {} : { id: instance });
+  const block = runtimeBlock(loaded.config, name) ?? {};
   await offerInstall(definition.name, loaded.home, { ...defaultPackagesIo(), ...io });
   if (definition.login) {
     const codes = qrPrinter(io.out);
