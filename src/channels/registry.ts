@@ -114,6 +114,9 @@ export interface BuildChannelsOptions {
 export async function buildEnabledChannels(options: BuildChannelsOptions): Promise<Channel[]> {
   const log = options.log ?? silentLogger;
   const channels: Channel[] = [];
+  for (const [name, section] of Object.entries(channelBlocks(options.config()))) {
+    for (const why of findChannel(name)?.instances?.list(section).skipped ?? []) log.warn(`skipped ${why}`);
+  }
   for (const [name, block] of Object.entries(runtimeBlocks(options.config()))) {
     if (block.enabled !== true) continue;
     if (!resolveChannel(name)) {

@@ -84,6 +84,8 @@ describe('nanobot gateway with channels.feishu', () => {
       };
     });
     await eventually(() => expect(sales.connections).toBe(1), 30_000).catch(dump);
+    // Only the file's shape changed for the first bot: it kept its connection.
+    expect(main.connections).toBe(1);
     llm.enqueue({ text: 'Sales bot here.' });
     sales.userSays({ chatId: CHAT, from: OWNER, text: 'hello sales' });
     await eventually(() => expect(sales.shown(CHAT)).toEqual(['Sales bot here.']), 20_000).catch(dump);

@@ -40,7 +40,8 @@ export type FeishuSettings = z.infer<typeof feishuSettingsSchema>;
 
 export const APP_ID = /^cli_[0-9a-fA-F]{16}$/;
 const CONSOLE_HINT =
-  'Copy it from your app in the developer console (open.feishu.cn/app; Lark: open.larksuite.com/app).';
+  'Run `nanobot channels login feishu` and scan the QR code (a bot is created), or copy it from your app in the ' +
+  'developer console (open.feishu.cn/app; Lark: open.larksuite.com/app).';
 
 export const feishuChannel = defineChannel<FeishuSettings>({
   name: 'feishu',
@@ -55,7 +56,7 @@ export const feishuChannel = defineChannel<FeishuSettings>({
         key: 'appId',
         kind: 'string',
         label: 'App ID',
-        help: `The App ID (cli_ and 16 hex digits). ${CONSOLE_HINT} Or Connect: scan a QR code and the bot is created.`,
+        help: `The App ID (cli_ and 16 hex digits). ${CONSOLE_HINT} In the WebUI: Connect.`,
         required: true,
         credential: true,
       },

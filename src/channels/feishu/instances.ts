@@ -63,8 +63,10 @@ function list(section: unknown): { instances: ChannelInstance[]; skipped: string
       return;
     }
     seen.add(trimmed);
-    const merged: Block = { ...shared, ...raw, id: trimmed, instanceId: trimmed };
-    merged.name ??= defaultName(trimmed);
+    // Its id is its runtime name; the label is upstream's WebUI's. Neither is a setting: kept out, a file that only
+    // changes shape (a plain section becoming `instances`) changes no instance's settings and restarts no bot.
+    const { id: _id, instanceId: _instanceId, instance_id: _snake, name: _name, ...own } = raw;
+    const merged: Block = { ...shared, ...own };
     if (merged.enabled === true) {
       const app = appIdentity(merged.appId ?? merged.app_id, merged.domain);
       const owner = app ? apps.get(app) : undefined;
@@ -82,8 +84,7 @@ function list(section: unknown): { instances: ChannelInstance[]; skipped: string
 function block(section: unknown, id: string): Block {
   const found = list(section).instances.find((instance) => instance.id === id);
   if (found) return found.block;
-  const shared = isObject(section) && Array.isArray(section.instances) ? withoutInstances(section) : {};
-  return { ...shared, id, instanceId: id, name: defaultName(id) };
+  return isObject(section) && Array.isArray(section.instances) ? withoutInstances(section) : {};
 }
 
 function withoutInstances(block: Block): Block {

@@ -131,6 +131,24 @@ describe('Feishu Connect (scan to create a bot)', () => {
     await eventually(() => expect(second.shown(CHAT)).toEqual(['The new bot answers.']), 15_000);
     expect(first.shown(CHAT)).toEqual([]);
   }, 60_000);
+  it('cancel ends the login: no more polls, and a later confirmation saves nothing', async () => {
+    const fake = await fakeFeishu(SALES_APP);
+    const run = await gateway({ enabled: false, domain: fake.url });
+    const client = await connect(run.port, { token: run.token, clientId: 'webui', origin: run.url });
+    cleanups.push(async () => client.close());
+    await client.next((f) => f.event === 'ready');
+    const started = await action(client, 'settings.channel.connect.start', { channel: 'feishu' });
+    const session_id = String(started.result?.session_id);
+    const cancelled = await action(client, 'settings.channel.connect.cancel', { channel: 'feishu', session_id });
+    expect(cancelled.result?.status).toBe('cancelled');
+    const polls = () => fake.registration.requests.filter((r) => r.action === 'poll').length;
+    const before = polls();
+    fake.registration.scan();
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(polls()).toBe(before);
+    const saved = JSON.parse(readFileSync(join(run.dataDir, 'config.json'), 'utf8')).channels.feishu;
+    expect(saved.appId).toBeUndefined();
+  }, 30_000);
 });
 
 describe('two Feishu bots in one gateway', () => {
@@ -179,6 +197,20 @@ describe('two Feishu bots in one gateway', () => {
     await eventually(() => expect(sales.shown('oc_stranger')[0]).toMatch(/pairing code/i), 15_000);
     const pending = new PairingStore({ dir: join(run.dataDir, 'pairing') }).listPending();
     expect(pending.map((p) => [p.channel, p.senderId])).toEqual([['feishu.sales', 'ou_stranger']]);
+
+    // The WebUI's Feishu form edits the default bot, inside `instances`; the other bot keeps running untouched.
+    const client = await connect(run.port, { token: run.token, clientId: 'webui', origin: run.url });
+    cleanups.push(async () => client.close());
+    await client.next((f) => f.event === 'ready');
+    const form = await action(client, 'settings.channel.configure', {
+      name: 'feishu',
+      values: { 'channels.feishu.groupPolicy': 'open' },
+    });
+    expect(form.ok, JSON.stringify(form.error)).toBe(true);
+    const section = JSON.parse(readFileSync(join(run.dataDir, 'config.json'), 'utf8')).channels.feishu;
+    expect(section.instances[0]).toMatchObject({ id: 'default', groupPolicy: 'open', appId: APP.id });
+    expect(section.instances[1].groupPolicy).toBeUndefined();
+    expect(section.groupPolicy).toBeUndefined();
 
     // A reminder set in the sales chat goes out through the sales bot.
     const at = new Date(Date.now() + 1_500).toISOString();

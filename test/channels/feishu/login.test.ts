@@ -190,11 +190,16 @@ describe('feishu instances', () => {
       instances: [{ appId: 'cli_a' }, { appId: 'cli_b', groupPolicy: 'mention' }, { instance_id: 'ops' }],
     });
     expect(skipped).toEqual([]);
-    expect(instances.map((i) => [i.id, i.block.groupPolicy, i.block.name])).toEqual([
-      ['default', 'open', 'nanobot'],
-      ['assistant-2', 'mention', 'nanobot assistant-2'],
-      ['ops', 'open', 'nanobot ops'],
+    expect(instances.map((i) => [i.id, i.block.groupPolicy, i.block.appId])).toEqual([
+      ['default', 'open', 'cli_a'],
+      ['assistant-2', 'mention', 'cli_b'],
+      ['ops', 'open', undefined],
     ]);
+    // Ids and labels are not settings: a plain section and the same bot as `instances` read the same.
+    const plain = { enabled: true, appId: 'cli_a', allowFrom: ['ou_1'] };
+    expect(
+      feishuInstances.list({ instances: [{ id: 'default', instanceId: 'default', name: 'x', ...plain }] }),
+    ).toEqual(feishuInstances.list(plain));
   });
 
   it('skips ids with path tricks, repeated ids, non-objects, and a second enabled bot on the same app', () => {
