@@ -186,8 +186,7 @@ export function defineChannel<S extends ChannelSettings>(definition: ChannelDefi
     ...(verify ? { verify: (block: unknown) => verify(parse(block)) } : {}),
     ...(definition.login
       ? {
-          login: (block: unknown, loginContext) =>
-            definition.login?.(loginSettings(block), loginContext) ?? Promise.resolve(),
+          login: async (block: unknown, loginContext) => definition.login?.(loginSettings(block), loginContext),
         }
       : {}),
     ...(definition.qrLogin && definition.login ? { qrLogin: true } : {}),
