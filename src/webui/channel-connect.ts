@@ -38,6 +38,8 @@ interface ConnectSession {
   message?: string;
   expiresAt: number;
   controller: AbortController;
+  /** The login is writing config.json: too late to cancel (the save finishes, the login succeeds). */
+  saving?: boolean;
   /** Settles when the login has shown its first code or ended. */
   firstSign: Promise<void>;
 }
@@ -121,7 +123,12 @@ function begin(
   const map = sessions(backend);
   expire(map);
   for (const other of map.values()) {
-    if (other.channel === definition.name && other.instance === instance && other.status === 'pending') {
+    if (
+      other.channel === definition.name &&
+      other.instance === instance &&
+      other.status === 'pending' &&
+      !other.saving
+    ) {
       other.status = 'cancelled';
       other.message = 'Another login started.';
       other.controller.abort();
@@ -160,6 +167,7 @@ function begin(
         updateConfig: async (mutate) => {
           // A login cancelled (or replaced) before it ends saves nothing.
           if (session.status !== 'pending') throw new Error('login cancelled');
+          session.saving = true;
           await deps.update(backend, mutate);
         },
         qr: (content) => {
@@ -214,7 +222,7 @@ export function connectActions(deps: ConnectDeps): Record<string, ActionHandler>
     'settings.channel.connect.poll': async ({ backend }, raw) => payload(find(backend, raw), deps, backend),
     'settings.channel.connect.cancel': async ({ backend }, raw) => {
       const session = find(backend, raw);
-      if (session.status === 'pending') {
+      if (session.status === 'pending' && !session.saving) {
         session.status = 'cancelled';
         session.message = 'Login cancelled.';
         session.controller.abort();
