@@ -4,6 +4,7 @@
  * token, another server) is restarted with them. Keys every channel reads live (allowFrom, groupPolicy, streaming…)
  * apply without a restart, as before. The WebSocket channel serves the WebUI that may have asked for the change, so
  * a reload never stops or restarts it: its host/port changes apply after a gateway restart (said in the log).
+ * Each bot of a channel that runs several (Feishu's `instances`) is a channel of its own here (`feishu.<id>`).
  */
 import type { Channel } from '../channels/channel.js';
 import type { ChannelManager } from '../channels/manager.js';
