@@ -4,10 +4,11 @@
  * token, another server) is restarted with them. Keys every channel reads live (allowFrom, groupPolicy, streaming…)
  * apply without a restart, as before. The WebSocket channel serves the WebUI that may have asked for the change, so
  * a reload never stops or restarts it: its host/port changes apply after a gateway restart (said in the log).
+ * Each bot of a channel that runs several (Feishu's `instances`) is a channel of its own here (`feishu.<id>`).
  */
 import type { Channel } from '../channels/channel.js';
 import type { ChannelManager } from '../channels/manager.js';
-import { channelBlocks, findChannel } from '../channels/registry.js';
+import { resolveChannel, runtimeBlocks } from '../channels/registry.js';
 import type { OutboundRouter } from '../channels/router.js';
 import type { Config } from '../config/schema.js';
 import { errorMessage, UserError } from '../util/errors.js';
@@ -41,9 +42,9 @@ export interface ChannelSyncOptions {
 
 /** A reload listener: brings the running channels in line with the new config. Call it with each applied config. */
 export function channelSync(options: ChannelSyncOptions, initial: Config): (next: Config) => Promise<void> {
-  let previous = channelBlocks(initial);
+  let previous = runtimeBlocks(initial);
   return async (next) => {
-    const blocks = channelBlocks(next);
+    const blocks = runtimeBlocks(next);
     const before = previous;
     previous = blocks;
     for (const name of new Set([...Object.keys(before), ...Object.keys(blocks)])) {
@@ -54,7 +55,7 @@ export function channelSync(options: ChannelSyncOptions, initial: Config): (next
         continue;
       }
       const running = options.channels.find((channel) => channel.name === name);
-      const want = wanted(blocks[name]) && findChannel(name) !== undefined;
+      const want = wanted(blocks[name]) && resolveChannel(name) !== undefined;
       if (running && (!want || connectionChanged(before[name], blocks[name]))) await stop(options, running);
       const stillRunning = options.channels.some((channel) => channel.name === name);
       if (want && !stillRunning) await start(options, name);

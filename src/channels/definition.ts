@@ -29,6 +29,40 @@ export interface LoginContext extends PlatformContext {
   out(text: string): void;
   qr?(content: string): void;
   signal?: AbortSignal;
+  /** The instance to log in, for a channel with several (`instances`); `default` when not given. */
+  instance?: string;
+  /** Log in again even when the setup is already complete (`nanobot channels login <name> --force`). */
+  force?: boolean;
+  /**
+   * Changes config.json (its camelCase tree, validated and written atomically); a running gateway applies it at once
+   * (the WebUI's config access) or through its file watcher (the CLI), so a channel set up this way starts by itself.
+   */
+  updateConfig?(mutate: (raw: Record<string, unknown>) => void): Promise<void>;
+}
+
+/** One bot of a channel that can run several in one gateway (Feishu's `channels.feishu.instances`). */
+export interface ChannelInstance {
+  /** `default`, or what `[A-Za-z0-9_-]{1,64}` allows; the runtime channel is `<name>.<id>` (`<name>` for default). */
+  id: string;
+  /** Its settings as the channel reads them (the shared keys of the section merged under its own). */
+  block: Record<string, unknown>;
+}
+
+export interface ChannelInstances {
+  /** The instances a `channels.<name>` section holds (a plain section is one, `default`); invalid ones are skipped. */
+  list(section: unknown): { instances: ChannelInstance[]; skipped: string[] };
+  /** Instance `id`'s block, also for one the section does not have yet (then only the shared keys and its id). */
+  block(section: unknown, id: string): Record<string, unknown>;
+  /** The object in the raw `channels.<name>` section that holds instance `id`'s own keys (created when missing). */
+  blockIn(section: Record<string, unknown>, id: string): Record<string, unknown>;
+}
+
+export const DEFAULT_INSTANCE = 'default';
+export const INSTANCE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The runtime channel name of an instance: the channel's own name for the default one (upstream's naming). */
+export function runtimeName(channel: string, instance: string): string {
+  return instance === DEFAULT_INSTANCE ? channel : `${channel}.${instance}`;
 }
 
 export interface ChannelDefinition<S extends ChannelSettings> {
@@ -43,6 +77,10 @@ export interface ChannelDefinition<S extends ChannelSettings> {
   setupHint: string;
   /** Throws a UserError for what stops the channel from starting (a missing token): checked before anything starts. */
   validate(settings: S): void;
+  /** What a login needs of the settings (default: `validate`): a login that creates the credentials needs less. */
+  validateLogin?(settings: S): void;
+  /** The channel can run several bots, each its own runtime channel (`<name>.<id>`). */
+  instances?: ChannelInstances;
   /** Builds the adapter; imports the platform SDK here (throw `missingSdk(...)` when it is not installed). */
   createPlatform(settings: () => S, context: PlatformContext): Promise<ChatPlatform>;
   /** An interactive login (QR code…), for platforms that need one. */
@@ -81,6 +119,7 @@ export interface RegisteredChannel {
   create(context: ChannelBuildContext): Promise<Channel>;
   login?(block: unknown, context: LoginContext): Promise<void>;
   qrLogin?: boolean;
+  instances?: ChannelInstances;
   /** `block` must parse (call `parse` first). */
   verify?(block: unknown): Promise<VerifyResult>;
   /** `block` must parse (call `parse` first). */
@@ -88,7 +127,9 @@ export interface RegisteredChannel {
 }
 
 export interface ChannelBuildContext {
-  /** The current `channels.<name>` block. */
+  /** The runtime name (`<name>.<id>` for an instance other than the default); default: the channel's name. */
+  name?: string;
+  /** The current `channels.<name>` block (an instance's merged block). */
   block: () => unknown;
   switches: () => DeliverySwitches;
   pairing: PairingStore;
@@ -105,6 +146,11 @@ export function defineChannel<S extends ChannelSettings>(definition: ChannelDefi
     return settings;
   };
   const verify = definition.verify?.bind(definition);
+  const loginSettings = (block: unknown): S => {
+    const settings = parseChannelSettings(definition.name, block, definition.schema);
+    (definition.validateLogin ?? definition.validate).call(definition, settings);
+    return settings;
+  };
   return {
     name: definition.name,
     displayName: definition.displayName,
@@ -117,20 +163,21 @@ export function defineChannel<S extends ChannelSettings>(definition: ChannelDefi
       parseChannelSettings(definition.name, block, definition.schema);
     },
     async create(context) {
-      const settings = liveSettings(definition.name, context, parse);
+      const name = context.name ?? definition.name;
+      const settings = liveSettings(name, context, parse);
       const platformContext = {
-        name: definition.name,
+        name,
         dataDir: context.dataDir,
-        log: prefixedLogger(context.log, `${definition.name}: `),
+        log: prefixedLogger(context.log, `${name}: `),
       };
       const platform = await definition.createPlatform(settings, platformContext);
       return new ChatChannel<S>({
-        name: definition.name,
+        name,
         platform,
         settings,
         switches: context.switches,
         pairing: context.pairing,
-        mediaDir: join(context.dataDir, 'media', definition.name),
+        mediaDir: join(context.dataDir, 'media', name),
         commands: context.commands,
         log: context.log,
         ...(context.reconnectWaitMs !== undefined ? { reconnectWaitMs: context.reconnectWaitMs } : {}),
@@ -138,9 +185,12 @@ export function defineChannel<S extends ChannelSettings>(definition: ChannelDefi
     },
     ...(verify ? { verify: (block: unknown) => verify(parse(block)) } : {}),
     ...(definition.login
-      ? { login: (block: unknown, loginContext) => definition.login?.(parse(block), loginContext) ?? Promise.resolve() }
+      ? {
+          login: async (block: unknown, loginContext) => definition.login?.(loginSettings(block), loginContext),
+        }
       : {}),
     ...(definition.qrLogin && definition.login ? { qrLogin: true } : {}),
+    ...(definition.instances ? { instances: definition.instances } : {}),
     ...(definition.statusDetail
       ? { statusDetail: (block: unknown, dataDir: string) => definition.statusDetail?.(parse(block), dataDir) }
       : {}),

@@ -274,8 +274,9 @@ export class PairingStore {
 }
 
 /** A channel name: word characters, and never a name every object has (`constructor`, `__proto__`…). */
+/** A channel name, or an instance's runtime name (`feishu.<id>`, as upstream keys them). */
 function validChannel(channel: string): boolean {
-  return /^[\w-]+$/.test(channel) && !(channel in Object.prototype);
+  return /^[\w-]+(\.[\w-]+)?$/.test(channel) && !(channel in Object.prototype);
 }
 
 function checkChannel(channel: string): void {

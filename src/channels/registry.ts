@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import type { Config } from '../config/schema.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import type { Channel } from './channel.js';
-import type { RegisteredChannel } from './definition.js';
+import { DEFAULT_INSTANCE, type RegisteredChannel, runtimeName } from './definition.js';
 import { discordChannel } from './discord/index.js';
 import { emailChannel } from './email/index.js';
 import { feishuChannel } from './feishu/index.js';
@@ -62,6 +62,45 @@ export function channelBlocks(config: Config): Record<string, Record<string, unk
   return blocks;
 }
 
+/**
+ * The blocks the gateway runs, by runtime name: `channelBlocks`, with each section of a channel that can run several
+ * bots (`instances`) replaced by one block per instance, `<name>` for the default one and `<name>.<id>` for others.
+ */
+export function runtimeBlocks(config: Config): Record<string, Record<string, unknown>> {
+  const blocks: Record<string, Record<string, unknown>> = {};
+  for (const [name, block] of Object.entries(channelBlocks(config))) {
+    const instances = findChannel(name)?.instances;
+    if (!instances) {
+      blocks[name] = block;
+      continue;
+    }
+    for (const instance of instances.list(block).instances) blocks[runtimeName(name, instance.id)] = instance.block;
+  }
+  return blocks;
+}
+
+/** The block of one runtime channel; for an instance not in the config yet, what it would inherit. */
+export function runtimeBlock(config: Config, name: string): Record<string, unknown> | undefined {
+  const resolved = resolveChannel(name);
+  const section = channelBlocks(config)[resolved?.definition.name ?? name];
+  if (!resolved?.definition.instances) return section;
+  return resolved.definition.instances.block(section, resolved.instance);
+}
+
+/** The channel behind a runtime name (`feishu`, `feishu.<id>`), with the instance it names. */
+export function resolveChannel(name: string): { definition: RegisteredChannel; instance: string } | undefined {
+  const direct = findChannel(name);
+  if (direct) return { definition: direct, instance: DEFAULT_INSTANCE };
+  const dot = name.indexOf('.');
+  if (dot <= 0) return undefined;
+  const definition = findChannel(name.slice(0, dot));
+  const instance = name.slice(dot + 1);
+  if (!definition?.instances || instance === DEFAULT_INSTANCE || !/^[A-Za-z0-9_-]{1,64}$/.test(instance)) {
+    return undefined;
+  }
+  return { definition, instance };
+}
+
 export interface BuildChannelsOptions {
   config: () => Config;
   pairing: PairingStore;
@@ -77,9 +116,12 @@ export interface BuildChannelsOptions {
 export async function buildEnabledChannels(options: BuildChannelsOptions): Promise<Channel[]> {
   const log = options.log ?? silentLogger;
   const channels: Channel[] = [];
-  for (const [name, block] of Object.entries(channelBlocks(options.config()))) {
+  for (const [name, section] of Object.entries(channelBlocks(options.config()))) {
+    for (const why of findChannel(name)?.instances?.list(section).skipped ?? []) log.warn(`skipped ${why}`);
+  }
+  for (const [name, block] of Object.entries(runtimeBlocks(options.config()))) {
     if (block.enabled !== true) continue;
-    if (!findChannel(name)) {
+    if (!resolveChannel(name)) {
       log.warn(`channels.${name} is enabled, but nanobot-ts has no ${name} channel; ignoring it`);
       continue;
     }
@@ -88,12 +130,13 @@ export async function buildEnabledChannels(options: BuildChannelsOptions): Promi
   return channels;
 }
 
-/** One channel, built from its current block (a config reload that enabled it builds it this way too). */
+/** One channel (by runtime name), built from its current block (a config reload that enabled it builds it so too). */
 export async function buildChannel(name: string, options: BuildChannelsOptions): Promise<Channel> {
-  const definition = findChannel(name);
+  const definition = resolveChannel(name)?.definition;
   if (!definition) throw new Error(`nanobot-ts has no ${name} channel`);
   return definition.create({
-    block: () => channelBlocks(options.config())[name],
+    name,
+    block: () => runtimeBlocks(options.config())[name],
     switches: () => {
       const { sendProgress, sendToolHints, showReasoning } = options.config().channels;
       return { sendProgress, sendToolHints, showReasoning };

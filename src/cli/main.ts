@@ -271,7 +271,8 @@ function buildProgram(): Command {
     .description('configured channels, who may talk, and their state in the running gateway')
     .action(async (_o: object, cmd: Command) => (await channelCommands()).channelsStatus(cmd.opts()));
   withCommon(channels.command('login <channel>'))
-    .description('log a channel in (QR-code platforms), or say which key to set')
+    .description('log a channel in (QR-code platforms; feishu.<id> for another Feishu bot), or say which key to set')
+    .option('-f, --force', 'log in again even when the channel is already set up')
     .action(async (name: string, _o: object, cmd: Command) =>
       (await channelCommands()).channelsLogin(name, cmd.opts()),
     );

@@ -49,10 +49,7 @@ const CHANNEL_KEYS_NOT_ACTED_ON: readonly UnsupportedKey[] = [
     doneEmoji: 'white_check_mark',
     webhookPath: '/slack/events',
   }),
-  ...channelKeys('feishu', 'one Feishu bot per gateway here; several instances and reactions come later', {
-    instanceId: 'default',
-    name: 'nanobot',
-    identityKey: '',
+  ...channelKeys('feishu', 'the Feishu channel does not react to messages yet', {
     reactEmoji: 'THUMBSUP',
     doneEmoji: null,
     toolHintPrefix: '🔧',

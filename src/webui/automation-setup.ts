@@ -32,7 +32,7 @@ const CreateSchema = z.looseObject({
   schedule: z.unknown(),
   channel: z
     .string()
-    .regex(/^[a-z][a-z0-9_-]{0,39}$/, 'expected a channel name such as websocket or telegram')
+    .regex(/^[a-z][a-z0-9_-]{0,39}(\.[A-Za-z0-9_-]{1,64})?$/, 'expected a channel name such as websocket or telegram')
     .optional(),
   // A chat id is opaque to us, but never holds control characters (it becomes part of the session key and logs).
   chat_id: z

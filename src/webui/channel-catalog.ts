@@ -6,7 +6,7 @@
 
 import type { RegisteredChannel } from '../channels/definition.js';
 import type { ChannelHealth } from '../channels/manager.js';
-import { CHANNEL_DEFINITIONS, channelBlocks } from '../channels/registry.js';
+import { CHANNEL_DEFINITIONS, runtimeBlocks } from '../channels/registry.js';
 import { fieldValue, isSetValue, type SetupField, setupComplete } from '../channels/setup.js';
 import type { LoadedConfig } from '../config/load.js';
 import { missingPackages } from '../util/on-demand.js';
@@ -58,7 +58,8 @@ export function featuresPayload(
   health: Readonly<Record<string, ChannelHealth>>,
   extra: { lastAction?: LastAction; requiresRestart?: boolean } = {},
 ): FeaturesPayload {
-  const blocks = channelBlocks(loaded.config);
+  // A channel with several bots shows its default one.
+  const blocks = runtimeBlocks(loaded.config);
   const features = [...CHANNEL_DEFINITIONS]
     .sort((a, b) => a.name.localeCompare(b.name))
     .map((definition) => channelFeature(definition, blocks[definition.name] ?? {}, health[definition.name], loaded));

@@ -6,10 +6,13 @@
  *   settings.channel.connect.poll   {channel, session_id}   → the same, `status` pending until the login ends
  *   settings.channel.connect.cancel {channel, session_id}   → status cancelled (the login is aborted)
  * `qr_url` is the text to encode, as nanobot sends it (its page draws the code). One login per channel at a time.
+ * A channel with several bots (Feishu) takes upstream's `instance_id` (default: `default`) or `mode: "create"` (a new
+ * instance, `assistant-<6 hex>`); the answer names the instance. A login may save into config.json through the
+ * gateway's config access, so what it set up starts at once.
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { RegisteredChannel } from '../channels/definition.js';
+import { DEFAULT_INSTANCE, INSTANCE_ID, type RegisteredChannel, runtimeName } from '../channels/definition.js';
 import { findChannel } from '../channels/registry.js';
 import type { WebUiBackend } from '../channels/websocket/backend.js';
 import { errorMessage } from '../util/errors.js';
@@ -29,11 +32,14 @@ type ConnectStatus = 'pending' | 'succeeded' | 'expired' | 'cancelled' | 'failed
 interface ConnectSession {
   id: string;
   channel: string;
+  instance: string;
   status: ConnectStatus;
   qr?: string;
   message?: string;
   expiresAt: number;
   controller: AbortController;
+  /** The login is writing config.json: too late to cancel (the save finishes, the login succeeds). */
+  saving?: boolean;
   /** Settles when the login has shown its first code or ended. */
   firstSign: Promise<void>;
 }
@@ -41,6 +47,7 @@ interface ConnectSession {
 const started = z.looseObject({
   channel: z.string({ error: 'missing channel' }).trim().min(1, 'missing channel').max(64),
   instance_id: z.string().max(64).optional(),
+  mode: z.string().max(16).optional(),
 });
 const existing = started.extend({
   session_id: z.string({ error: 'missing connect session' }).trim().min(1, 'missing connect session').max(64),
@@ -58,26 +65,34 @@ function sessions(backend: WebUiBackend): Map<string, ConnectSession> {
 export interface ConnectDeps {
   features(backend: WebUiBackend): FeaturesPayload;
   dataDir(backend: WebUiBackend): string;
+  /** The block the login reads, by runtime name (an instance's merged block). */
   block(backend: WebUiBackend, name: string): Record<string, unknown>;
+  /** Changes config.json and applies it (the settings' config access). */
+  update(backend: WebUiBackend, mutate: (raw: Record<string, unknown>) => void): Promise<void>;
 }
 
 function connectable(name: string): RegisteredChannel {
   const definition = /^[A-Za-z0-9_-]{1,64}$/.test(name) ? findChannel(name) : undefined;
   if (!definition) throw new WebuiApiError(404, `Unknown channel: ${name.slice(0, 64)}`);
   if (definition.qrLogin && definition.login) return definition;
-  if (definition.name === 'feishu') {
-    throw new WebuiApiError(
-      501,
-      `connect: nanobot-ts has no QR sign-in for ${definition.displayName}. Create an app at ` +
-        `${definition.setup.officialUrl ?? 'the developer console'} and enter its App ID and App Secret in the channel form.`,
-    );
-  }
   throw new WebuiApiError(404, `channel '${definition.name}' does not support connect`);
+}
+
+/** The instance a start names: upstream's `instance_id`, or a new one for `mode: "create"`. */
+function instanceOf(definition: RegisteredChannel, instanceId: string | undefined, mode: string | undefined): string {
+  const instance =
+    mode === 'create' ? `assistant-${randomBytes(3).toString('hex')}` : instanceId?.trim() || DEFAULT_INSTANCE;
+  if (!INSTANCE_ID.test(instance)) throw new WebuiApiError(400, 'instance id must match [A-Za-z0-9_-]{1,64}');
+  if (instance !== DEFAULT_INSTANCE && !definition.instances) {
+    throw new WebuiApiError(400, `channel '${definition.name}' runs one instance (default)`);
+  }
+  return instance;
 }
 
 function payload(session: ConnectSession, deps: ConnectDeps, backend: WebUiBackend): Record<string, unknown> {
   return {
     session_id: session.id,
+    instance_id: session.instance,
     status: session.status,
     ...(session.qr && session.status === 'pending' ? { qr_url: session.qr } : {}),
     ...(session.message ? { message: session.message } : {}),
@@ -99,11 +114,21 @@ function expire(map: Map<string, ConnectSession>, now = Date.now()): void {
   }
 }
 
-function begin(definition: RegisteredChannel, deps: ConnectDeps, backend: WebUiBackend): ConnectSession {
+function begin(
+  definition: RegisteredChannel,
+  instance: string,
+  deps: ConnectDeps,
+  backend: WebUiBackend,
+): ConnectSession {
   const map = sessions(backend);
   expire(map);
   for (const other of map.values()) {
-    if (other.channel === definition.name && other.status === 'pending') {
+    if (
+      other.channel === definition.name &&
+      other.instance === instance &&
+      other.status === 'pending' &&
+      !other.saving
+    ) {
       other.status = 'cancelled';
       other.message = 'Another login started.';
       other.controller.abort();
@@ -113,6 +138,7 @@ function begin(definition: RegisteredChannel, deps: ConnectDeps, backend: WebUiB
   const session: ConnectSession = {
     id: randomBytes(18).toString('base64url'),
     channel: definition.name,
+    instance,
     status: 'pending',
     expiresAt: Date.now() + SESSION_TTL_MS,
     controller: new AbortController(),
@@ -127,13 +153,23 @@ function begin(definition: RegisteredChannel, deps: ConnectDeps, backend: WebUiB
     const trimmed = text.trim();
     if (trimmed) session.message = trimmed.slice(-MAX_MESSAGE_CHARS);
   };
+  const name = runtimeName(definition.name, instance);
   const run = async () => {
     try {
-      await login(deps.block(backend, definition.name), {
-        name: definition.name,
+      await login(deps.block(backend, name), {
+        name,
         dataDir: deps.dataDir(backend),
         log: silentLogger,
         out: say,
+        instance,
+        // Connect is asked for: it logs in again even when the channel is set up.
+        force: true,
+        updateConfig: async (mutate) => {
+          // A login cancelled (or replaced) before it ends saves nothing.
+          if (session.status !== 'pending') throw new Error('login cancelled');
+          session.saving = true;
+          await deps.update(backend, mutate);
+        },
         qr: (content) => {
           session.qr = content;
           signal();
@@ -170,7 +206,9 @@ export function connectActions(deps: ConnectDeps): Record<string, ActionHandler>
     'settings.channel.connect.start': async ({ backend }, raw) => {
       const target = started.safeParse(raw);
       if (!target.success) throw new WebuiApiError(400, target.error.issues[0]?.message ?? 'invalid connect request');
-      const session = begin(connectable(target.data.channel), deps, backend);
+      const definition = connectable(target.data.channel);
+      const instance = instanceOf(definition, target.data.instance_id, target.data.mode);
+      const session = begin(definition, instance, deps, backend);
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
         session.firstSign,
@@ -184,7 +222,7 @@ export function connectActions(deps: ConnectDeps): Record<string, ActionHandler>
     'settings.channel.connect.poll': async ({ backend }, raw) => payload(find(backend, raw), deps, backend),
     'settings.channel.connect.cancel': async ({ backend }, raw) => {
       const session = find(backend, raw);
-      if (session.status === 'pending') {
+      if (session.status === 'pending' && !session.saving) {
         session.status = 'cancelled';
         session.message = 'Login cancelled.';
         session.controller.abort();

@@ -8,8 +8,8 @@
  * Changes go through the config access (config.json exactly as the CLI writes it, then hot reload).
  */
 import { z } from 'zod';
-import type { RegisteredChannel } from '../channels/definition.js';
-import { CHANNEL_DEFINITIONS, channelBlocks, findChannel } from '../channels/registry.js';
+import { DEFAULT_INSTANCE, type RegisteredChannel } from '../channels/definition.js';
+import { CHANNEL_DEFINITIONS, findChannel, runtimeBlock, runtimeBlocks } from '../channels/registry.js';
 import { missingSetup, setFieldValues } from '../channels/setup.js';
 import type { WebUiBackend } from '../channels/websocket/backend.js';
 import { UserError } from '../util/errors.js';
@@ -91,7 +91,7 @@ function channelOf(name: string): RegisteredChannel {
   return definition;
 }
 
-/** nanobot's channels can run several instances; ours run one per channel, `default`. */
+/** nanobot's channels can run several instances; this form edits the default one (Feishu's others: config.json). */
 function singleInstance(instanceId: string | undefined): void {
   const id = instanceId?.trim();
   if (id && id !== 'default') {
@@ -133,11 +133,13 @@ function channelsTree(raw: Record<string, unknown>): Record<string, Record<strin
   return raw.channels as Record<string, Record<string, unknown>>;
 }
 
+/** The block the form edits: `channels.<name>`, or its default instance's entry for a channel with several. */
 function blockIn(raw: Record<string, unknown>, name: string): Record<string, unknown> {
   const channels = channelsTree(raw);
   const block = channels[name];
   if (typeof block !== 'object' || block === null || Array.isArray(block)) channels[name] = {};
-  return channels[name] as Record<string, unknown>;
+  const section = channels[name] as Record<string, unknown>;
+  return findChannel(name)?.instances?.blockIn(section, DEFAULT_INSTANCE) ?? section;
 }
 
 async function setEnabled(backend: WebUiBackend, name: string, enabled: boolean): Promise<FeaturesPayload> {
@@ -152,7 +154,7 @@ async function setEnabled(backend: WebUiBackend, name: string, enabled: boolean)
   }
   if (enabled && !ALWAYS_ENABLED.has(definition.name)) {
     const loaded = config.loaded();
-    const problem = enableProblem(definition, channelBlocks(loaded.config)[definition.name] ?? {}, loaded.home);
+    const problem = enableProblem(definition, runtimeBlocks(loaded.config)[definition.name] ?? {}, loaded.home);
     if (problem) throw new WebuiApiError(400, problem);
   }
   const { applied } = await config.update((raw) => {
@@ -187,7 +189,7 @@ const validate: ActionHandler = async ({ backend }, payload) => {
   const form = parsePayload(channelForm, payload);
   singleInstance(form.instance_id);
   const definition = channelOf(form.name);
-  const block = structuredClone(channelBlocks(access(backend).loaded().config)[definition.name] ?? {});
+  const block = structuredClone(runtimeBlocks(access(backend).loaded().config)[definition.name] ?? {});
   setFieldValues(block, parseChannelValues(definition, form.values ?? {}));
   return validateChannel(definition, block);
 };
@@ -203,7 +205,7 @@ const configure: ActionHandler = async ({ backend }, payload) => {
   const config = access(backend);
   const savedKeys = Object.keys(values).map((key) => `channels.${definition.name}.${key}`);
   const loaded = config.loaded();
-  const merged = structuredClone(channelBlocks(loaded.config)[definition.name] ?? {});
+  const merged = structuredClone(runtimeBlocks(loaded.config)[definition.name] ?? {});
   setFieldValues(merged, values);
   // A value the channel could not use (a port out of range) is refused, not saved for the channel to reject later.
   try {
@@ -246,7 +248,10 @@ export const settingsFeaturesModule: WebuiApiModule = {
     ...connectActions({
       features: (backend) => currentFeatures(backend),
       dataDir: (backend) => access(backend).loaded().dataDir,
-      block: (backend, name) => channelBlocks(access(backend).loaded().config)[name] ?? {},
+      block: (backend, name) => runtimeBlock(access(backend).loaded().config, name) ?? {},
+      update: async (backend, mutate) => {
+        await access(backend).update(mutate);
+      },
     }),
   },
 };

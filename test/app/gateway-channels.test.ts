@@ -73,4 +73,43 @@ describe('channels follow a config reload', () => {
     expect(h.events.filter((e) => !e.startsWith('warn'))).toEqual([]);
     expect(h.events.some((e) => e.includes('channels.websocket changes apply after a gateway restart'))).toBe(true);
   });
+
+  it('follows each instance of a channel with several bots (feishu, feishu.<id>) on its own', async () => {
+    const bot = (appId: string, extra: Record<string, unknown> = {}) => ({
+      enabled: true,
+      appId,
+      appSecret: 's',
+      ...extra,
+    });
+    const h = harness({});
+    await h.apply({ feishu: bot('cli_a') });
+    expect(h.events).toEqual(['build feishu', 'add feishu']);
+    h.events.length = 0;
+    await h.apply({
+      feishu: {
+        instances: [
+          { id: 'default', ...bot('cli_a') },
+          { id: 'sales', ...bot('cli_b') },
+        ],
+      },
+    });
+    // The first bot only moved into `instances`: it keeps running.
+    expect(h.events).toEqual(['build feishu.sales', 'add feishu.sales']);
+
+    h.events.length = 0;
+    await h.apply({
+      feishu: {
+        instances: [
+          { id: 'default', ...bot('cli_a') },
+          { id: 'sales', ...bot('cli_c') },
+        ],
+      },
+    });
+    expect(h.events).toEqual(['remove feishu.sales', 'build feishu.sales', 'add feishu.sales']);
+
+    h.events.length = 0;
+    await h.apply({ feishu: { allowFrom: ['ou_1'], instances: [{ id: 'default', ...bot('cli_a') }] } });
+    expect(h.events).toEqual(['remove feishu.sales']);
+    expect(h.channels.map((c) => c.name)).toEqual(['feishu']);
+  });
 });

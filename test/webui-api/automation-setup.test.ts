@@ -88,6 +88,31 @@ describe('automation.create', () => {
   });
 });
 
+describe('automation.create for another bot of a channel', () => {
+  it('takes an instance’s runtime channel (feishu.<id>) as the chat’s channel, and nothing path-like', async () => {
+    const { request, stored } = await start();
+    const made = await request('automation.create', {
+      message: 'Weekly sales report',
+      schedule: { kind: 'every', every_ms: HOUR },
+      channel: 'feishu.sales',
+      chat_id: 'oc_sales_chat',
+    });
+    expect(made.ok, JSON.stringify(made.error)).toBe(true);
+    expect(byId(stored(), (made.result as unknown as { id: string }).id)).toMatchObject({
+      payload: { sessionKey: 'feishu.sales:oc_sales_chat', originChannel: 'feishu.sales' },
+    });
+    for (const channel of ['feishu./x', 'feishu..x', 'feishu.sales.x', '../feishu']) {
+      const refused = await request('automation.create', {
+        message: 'x',
+        schedule: { kind: 'every', every_ms: HOUR },
+        channel,
+        chat_id: 'oc_1',
+      });
+      expect(refused.ok, channel).toBe(false);
+    }
+  });
+});
+
 describe('heartbeat settings and HEARTBEAT.md', () => {
   it('shows and changes gateway.heartbeat in config.json and HEARTBEAT.md in the workspace', async () => {
     const { request, get, run } = await start();

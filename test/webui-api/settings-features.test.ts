@@ -219,9 +219,12 @@ describe('Settings › Channels', () => {
     expect((await mutation(client, 'settings.feature.enable', {})).error).toMatchObject({ status: 400 });
     const other = await mutation(client, 'settings.feature.enable', { name: 'telegram', instance_id: 'second' });
     expect(other.error?.status).toBe(400);
-    const qr = await mutation(client, 'settings.channel.connect.start', { channel: 'feishu' });
-    expect(qr.error?.status).toBe(501);
-    expect(qr.error?.message).toMatch(/App ID and App Secret/);
+    // Feishu's QR login takes upstream's instance ids, never a path; a one-bot channel takes only `default`.
+    const tricky = await mutation(client, 'settings.channel.connect.start', { channel: 'feishu', instance_id: '../x' });
+    expect(tricky.error?.status).toBe(400);
+    const second = await mutation(client, 'settings.channel.connect.start', { channel: 'weixin', instance_id: 'two' });
+    expect(second.error?.status).toBe(400);
+    expect((await mutation(client, 'settings.channel.connect.start', { channel: 'telegram' })).error?.status).toBe(404);
     expect(
       (await mutation(client, 'settings.channel.connect.poll', { channel: 'telegram', session_id: 'x' })).error?.status,
     ).toBe(404);

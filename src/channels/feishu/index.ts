@@ -1,6 +1,7 @@
 /**
  * The Feishu / Lark channel: settings (nanobot's `channels.feishu` keys) and its registration. The Lark SDK
- * (@larksuiteoapi/node-sdk) is imported only when the channel starts.
+ * (@larksuiteoapi/node-sdk) is imported only when the channel starts. `channels login feishu` (and Connect in the
+ * WebUI) creates the bot by scanning a QR code (login.ts); several bots can run side by side (instances.ts).
  */
 import { z } from 'zod';
 import { checkSecureUrl } from '../../security/hosts.js';
@@ -8,6 +9,7 @@ import { UserError } from '../../util/errors.js';
 import { defineChannel } from '../definition.js';
 import { channelSdk, channelSettingsSchema, requireSetting } from '../settings.js';
 import { allowFromField, type ChannelSetup, groupPolicyField } from '../setup.js';
+import { feishuInstances } from './instances.js';
 
 export const feishuSettingsSchema = channelSettingsSchema.extend({
   appId: z.string().default(''),
@@ -21,18 +23,32 @@ export const feishuSettingsSchema = channelSettingsSchema.extend({
   topicIsolation: z.boolean().default(true),
   /** Feishu allows about 5 updates per second to one message. */
   streamEditInterval: z.number().min(0.2).default(0.6),
+  /** Several bots (instances.ts): each entry's keys over the ones beside `instances`. */
+  instances: z.array(z.looseObject({})).optional(),
+  /** An instance's id (upstream writes both), its label, and the app it was set up with (`feishu:<appId>`). */
+  id: z.string().optional(),
+  instanceId: z.string().optional(),
+  name: z.string().optional(),
+  identityKey: z.string().optional(),
+  /** What upstream's WebUI shows for the bot (it fetches them); kept, not used. */
+  displayName: z.string().optional(),
+  avatarUrl: z.string().optional(),
+  identityFetchedAt: z.string().optional(),
 });
 
 export type FeishuSettings = z.infer<typeof feishuSettingsSchema>;
 
-const APP_ID = /^cli_[0-9a-fA-F]{16}$/;
+export const APP_ID = /^cli_[0-9a-fA-F]{16}$/;
 const CONSOLE_HINT =
-  'Copy it from your app in the developer console (open.feishu.cn/app; Lark: open.larksuite.com/app).';
+  'Run `nanobot channels login feishu` and scan the QR code (a bot is created), or copy it from your app in the ' +
+  'developer console (open.feishu.cn/app; Lark: open.larksuite.com/app).';
 
 export const feishuChannel = defineChannel<FeishuSettings>({
   name: 'feishu',
   displayName: 'Feishu / Lark',
   schema: feishuSettingsSchema,
+  instances: feishuInstances,
+  qrLogin: true,
   setup: {
     officialUrl: 'https://open.feishu.cn/app',
     fields: [
@@ -40,7 +56,7 @@ export const feishuChannel = defineChannel<FeishuSettings>({
         key: 'appId',
         kind: 'string',
         label: 'App ID',
-        help: `The App ID (cli_ and 16 hex digits). ${CONSOLE_HINT}`,
+        help: `The App ID (cli_ and 16 hex digits). ${CONSOLE_HINT} In the WebUI: Connect.`,
         required: true,
         credential: true,
       },
@@ -72,7 +88,8 @@ export const feishuChannel = defineChannel<FeishuSettings>({
     ],
   } satisfies ChannelSetup,
   setupHint:
-    'Create a custom app at open.feishu.cn/app (Lark: open.larksuite.com/app), enable its bot, subscribe to ' +
+    'Run `nanobot channels login feishu` and scan the QR code with the Feishu or Lark app (a bot is created and saved), ' +
+    'or create a custom app at open.feishu.cn/app (Lark: open.larksuite.com/app), enable its bot, subscribe to ' +
     'im.message.receive_v1 over the long connection, and put its App ID and App Secret in channels.feishu.',
   validate(settings) {
     requireSetting('feishu', 'appId', settings.appId, CONSOLE_HINT);
@@ -84,6 +101,13 @@ export const feishuChannel = defineChannel<FeishuSettings>({
       );
     }
     apiRoot(settings.domain);
+  },
+  validateLogin(settings) {
+    apiRoot(settings.domain);
+  },
+  async login(settings, context) {
+    const { feishuLogin } = await import('./login.js');
+    await feishuLogin(settings, context);
   },
   async createPlatform(settings, context) {
     const lark = await channelSdk(

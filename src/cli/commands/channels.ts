@@ -7,9 +7,16 @@ import { describeAllowFrom } from '../../channels/access.js';
 import type { ChannelHealth } from '../../channels/manager.js';
 import { PairingStore } from '../../channels/pairing.js';
 import { runPairingCommand } from '../../channels/pairing-command.js';
-import { CHANNEL_DEFINITIONS, channelBlocks, findChannel } from '../../channels/registry.js';
+import {
+  CHANNEL_DEFINITIONS,
+  channelBlocks,
+  resolveChannel,
+  runtimeBlock,
+  runtimeBlocks,
+} from '../../channels/registry.js';
 import { setupField } from '../../channels/setup.js';
 import type { LoadedConfig } from '../../config/load.js';
+import { updateConfigFile } from '../../config/onboard.js';
 import { isProcessAlive, readState } from '../../gateway/state-file.js';
 import { collectSecrets, redactSecrets } from '../../security/secrets.js';
 import { errorMessage, UserError } from '../../util/errors.js';
@@ -28,17 +35,23 @@ const defaultIo: ChannelsIo = { out: (text) => process.stdout.write(text), env: 
 export async function channelsStatus(opts: GlobalOptions, io: ChannelsIo = defaultIo): Promise<void> {
   const { loaded } = await setup(opts, io.env);
   const running = await runningChannels(loaded);
-  const blocks = channelBlocks(loaded.config);
-  const names = [...new Set([...CHANNEL_DEFINITIONS.map((d) => d.name), ...Object.keys(blocks)])];
+  const blocks = runtimeBlocks(loaded.config);
+  const sections = channelBlocks(loaded.config);
+  const names = [...new Set([...CHANNEL_DEFINITIONS.map((d) => d.name), ...Object.keys(blocks)])].sort(
+    (a, b) => order(a) - order(b) || a.localeCompare(b),
+  );
   io.out(`Channels (${loaded.configPath}):\n`);
   const secrets = collectSecrets(loaded.config);
   for (const name of names) {
+    const skipped = resolveChannel(name)?.definition.instances?.list(sections[name]).skipped ?? [];
+    for (const why of skipped) io.out(`  ${name}: skipped ${redactSecrets(why, secrets)}\n`);
     io.out(`${statusLine(name, blocks[name], running, secrets)}\n`);
     const detail = statusDetail(name, blocks[name], loaded.dataDir);
     if (detail) io.out(`    ${redactSecrets(detail, secrets)}\n`);
-    const missing = blocks[name]?.enabled === true ? missingPackages(name, loaded.home) : [];
+    const base = resolveChannel(name)?.definition.name ?? name;
+    const missing = blocks[name]?.enabled === true ? missingPackages(base, loaded.home) : [];
     if (missing.length > 0)
-      io.out(`    ${missing.join(', ')} not installed: run \`nanobot channels install ${name}\`\n`);
+      io.out(`    ${missing.join(', ')} not installed: run \`nanobot channels install ${base}\`\n`);
   }
   io.out(
     running ? `Gateway: running (pid ${running.pid})\n` : 'Gateway: not running (start it with `nanobot gateway`)\n',
@@ -47,14 +60,22 @@ export async function channelsStatus(opts: GlobalOptions, io: ChannelsIo = defau
   if (pending.length > 0) io.out(`Pairing: ${pending.length} request(s) waiting; see \`nanobot channels pair list\`\n`);
 }
 
+/** The registry's order, each channel's instances (`feishu.<id>`) right after it; unknown blocks last. */
+function order(name: string): number {
+  const base = resolveChannel(name)?.definition.name ?? name;
+  const at = CHANNEL_DEFINITIONS.findIndex((definition) => definition.name === base);
+  return at < 0 ? CHANNEL_DEFINITIONS.length : at;
+}
+
 function statusLine(
   name: string,
   block: Record<string, unknown> | undefined,
   running: { pid: number; channels: Record<string, ChannelHealth> } | undefined,
   secrets: readonly string[],
 ): string {
-  const definition = findChannel(name);
-  const label = (definition?.displayName ?? name).padEnd(18);
+  const resolved = resolveChannel(name);
+  const definition = resolved?.definition;
+  const label = (definition ? (definition.name === name ? definition.displayName : name) : name).padEnd(18);
   if (!definition) return `  ${label} not available in nanobot-ts (channels.${name} is ignored)`;
   const enabled = block?.enabled === true;
   let settings: ReturnType<typeof definition.parse>;
@@ -77,7 +98,7 @@ function statusLine(
 
 /** The channel's own extra line (its settings must parse; a channel that cannot say stays silent). */
 function statusDetail(name: string, block: Record<string, unknown> | undefined, dataDir: string): string | undefined {
-  const definition = findChannel(name);
+  const definition = resolveChannel(name)?.definition;
   if (!definition?.statusDetail || block?.enabled !== true) return undefined;
   try {
     return definition.statusDetail(block, dataDir);
@@ -104,21 +125,36 @@ async function runningChannels(
   }
 }
 
-export async function channelsLogin(name: string, opts: GlobalOptions, io: ChannelsIo = defaultIo): Promise<void> {
-  const definition = findChannel(name);
-  if (!definition) {
+export async function channelsLogin(
+  name: string,
+  opts: GlobalOptions & { force?: boolean },
+  io: ChannelsIo = defaultIo,
+): Promise<void> {
+  const resolved = resolveChannel(name);
+  if (!resolved) {
     throw new UserError(
       `Unknown channel "${name}".`,
-      `Channels: ${CHANNEL_DEFINITIONS.map((d) => d.name).join(', ')}.`,
+      `Channels: ${CHANNEL_DEFINITIONS.map((d) => d.name).join(', ')} (an instance of feishu: feishu.<id>).`,
     );
   }
+  const { definition, instance } = resolved;
   const { loaded } = await setup(opts, io.env);
-  const block = channelBlocks(loaded.config)[name] ?? {};
-  await offerInstall(name, loaded.home, { ...defaultPackagesIo(), ...io });
+  const block = runtimeBlock(loaded.config, name) ?? {};
+  await offerInstall(definition.name, loaded.home, { ...defaultPackagesIo(), ...io });
   if (definition.login) {
     const codes = qrPrinter(io.out);
     try {
-      await definition.login(block, { name, dataDir: loaded.dataDir, log: consoleLog(io), out: io.out, qr: codes.qr });
+      await definition.login(block, {
+        name,
+        dataDir: loaded.dataDir,
+        log: consoleLog(io),
+        out: io.out,
+        qr: codes.qr,
+        instance,
+        ...(opts.force ? { force: true } : {}),
+        // A running gateway's file watcher applies it (and starts the channel).
+        updateConfig: (mutate) => updateConfigFile(loaded.configPath, mutate, io.env),
+      });
     } finally {
       await codes.done();
     }

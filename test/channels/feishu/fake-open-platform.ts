@@ -14,6 +14,7 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { checkContent, encodeFrame, Frame, readBody, send, shownText, visibleOf } from './fake-helpers.js';
+import { fakeRegistration } from './fake-registration.js';
 
 export const APP = { id: 'cli_a1b2c3d4e5f60718', secret: 'fake-app-secret' };
 export const BOT = { openId: 'ou_fakebot0000000000000000000000001', name: 'Nano' };
@@ -68,7 +69,11 @@ export interface FakeFailure {
 
 type Route = 'token' | 'botInfo' | 'create' | 'reply' | 'patch' | 'update' | 'image' | 'file' | 'resource';
 
-export async function startFakeFeishu() {
+/** `app`: the app this platform knows (the one the registration hands out too); default APP. */
+export async function startFakeFeishu(options: { app?: { id: string; secret: string } } = {}) {
+  const app = options.app ?? APP;
+  let url = '';
+  const registration = fakeRegistration(() => url, app);
   const chats = new Map<string, BotMessage[]>();
   const messages = new Map<string, BotMessage>();
   const userMessages = new Map<string, string>();
@@ -133,6 +138,7 @@ export async function startFakeFeishu() {
   }
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    if (req.url === '/oauth/v1/app/registration') return registration.handle(req, res);
     const url = new URL(req.url ?? '/', 'http://fake');
     const { body, files } = await readBody(req);
     const path = url.pathname;
@@ -142,7 +148,7 @@ export async function startFakeFeishu() {
     const failure = (route: Route) => failures.get(route)?.shift();
 
     if (path === '/callback/ws/endpoint') {
-      if (body.AppID !== APP.id || body.AppSecret !== APP.secret)
+      if (body.AppID !== app.id || body.AppSecret !== app.secret)
         return send(res, 200, { code: 1000040343, msg: 'bad app' });
       const port = (server.address() as AddressInfo).port;
       return send(res, 200, {
@@ -154,7 +160,7 @@ export async function startFakeFeishu() {
     if (path === '/open-apis/auth/v3/tenant_access_token/internal') {
       const forced = failure('token');
       if (forced) return fail(forced);
-      if (body.app_id !== APP.id || body.app_secret !== APP.secret)
+      if (body.app_id !== app.id || body.app_secret !== app.secret)
         return send(res, 200, { code: 10014, msg: 'app secret invalid' });
       const token = `t-fake-${next++}`;
       tokens.add(token);
@@ -273,11 +279,13 @@ export async function startFakeFeishu() {
   }
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const events = new Map<string, Record<string, unknown>>();
 
   return {
     url,
+    /** The accounts server's app registration (the QR login), on the same origin. */
+    registration,
     calls,
     acked,
     get connections() {
@@ -315,7 +323,7 @@ export async function startFakeFeishu() {
           event_type: 'im.message.receive_v1',
           create_time: String(Date.now()),
           token: '',
-          app_id: APP.id,
+          app_id: app.id,
           tenant_key: 'tenant',
         },
         event: {
