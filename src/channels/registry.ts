@@ -22,6 +22,7 @@ import { signalChannel } from './signal/index.js';
 import { slackChannel } from './slack/index.js';
 import { telegramChannel } from './telegram/index.js';
 import { websocketChannel } from './websocket/index.js';
+import { wecomChannel } from './wecom/index.js';
 import { weixinChannel } from './weixin/index.js';
 import { whatsappChannel } from './whatsapp/index.js';
 
@@ -40,6 +41,7 @@ export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
   whatsappChannel,
   emailChannel,
   weixinChannel,
+  wecomChannel,
 ];
 
 /** Every channel's settings schema by name, for config notices (unknown keys inside channel blocks). */
