@@ -90,6 +90,7 @@ export class WecomPlatform implements ChatPlatform {
     return new Promise<void>((resolve, reject) => {
       let authenticated = false;
       client.on('authenticated', () => {
+        if (!authenticated) link.log.info(`connected to WeCom as bot ${settings.botId}`);
         authenticated = true;
         resolve();
       });
