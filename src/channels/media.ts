@@ -64,6 +64,7 @@ export async function saveAttachment(attachment: IncomingAttachment, dir: string
       for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
     })();
   } catch (err) {
+    if (err instanceof AttachmentTooLarge) throw err;
     throw new Error(`download failed: ${errorMessage(err)}`);
   }
   // No name and no type (WeCom's images): the first bytes say whether it is an image, so the agent sees it as one.

@@ -8,6 +8,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { createNetworkPolicy, type NetworkPolicy } from '../../security/network.js';
+import { AttachmentTooLarge } from '../media.js';
 import type { AttachmentKind, IncomingAttachment, OutgoingFile } from '../platform.js';
 
 /** The SDK's upload limit: 100 chunks of 512 KB. */
@@ -74,17 +75,22 @@ async function download(raw: string, options: DownloadOptions, signal: AbortSign
   const declared = Number(response.headers.get('content-length') ?? Number.NaN);
   if (Number.isFinite(declared) && declared > limit) {
     await response.body.cancel().catch(() => undefined);
-    throw new Error(`it is over the ${Math.round(options.maxBytes() / 1024 / 1024)} MB limit`);
+    throw tooLarge(options.maxBytes());
   }
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
     size += chunk.byteLength;
-    if (size > limit) throw new Error(`it is over the ${Math.round(options.maxBytes() / 1024 / 1024)} MB limit`);
+    if (size > limit) throw tooLarge(options.maxBytes());
     chunks.push(Buffer.from(chunk));
   }
   return Buffer.concat(chunks);
 }
+
+const tooLarge = (max: number) =>
+  new AttachmentTooLarge(
+    `it is over the ${max >= 1024 * 1024 ? `${(max / 1024 / 1024).toFixed(1)} MB` : `${Math.ceil(max / 1024)} KB`} limit`,
+  );
 
 /** WeCom's media type for a file the agent sends; voice must be AMR for WeCom, so other audio goes as a file. */
 export function mediaTypeOf(file: OutgoingFile): WecomMediaType {

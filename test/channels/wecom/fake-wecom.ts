@@ -71,6 +71,8 @@ export interface FakeWecom {
   hostFile(plain: Buffer, name?: string): { url: string; aeskey: string };
   /** Replies on callbacks received so far are refused as expired (846605). */
   expireCallbacks(): void;
+  /** Sends this text as it is to the subscribed connection (malformed frames). */
+  sendRaw(data: string): void;
   /** Stops acking pings (a connection that has silently died). */
   silence(on: boolean): void;
   /** Another connection of the bot takes over: disconnected_event, then close. */
@@ -341,6 +343,9 @@ export async function startFakeWecom(options: FakeWecomOptions = {}): Promise<Fa
     },
     expireCallbacks() {
       for (const reqId of callbacks.keys()) expired.add(reqId);
+    },
+    sendRaw(data) {
+      subscribed?.send(data);
     },
     silence(on) {
       silent = on;
