@@ -3,9 +3,11 @@
  * subscribe frame (bot_id + secret), pings, and queues replies per req_id, each waiting for its ack.
  *
  * Replies answer the latest callback of their chat: `aibot_respond_msg` carries that callback's req_id, and the text
- * goes as a `stream` message (Markdown; the plain `text` type is refused there, as upstream found) finished at once.
- * WeCom keeps a callback answerable for a few minutes; past that, or when WeCom says the req_id has expired, a reply
- * is pushed with `aibot_send_msg` instead (Markdown, to the userid or group chatid), as upstream does for cron pushes.
+ * goes as a `stream` message (Markdown; the plain `text` type is refused there, as upstream found). A streamed reply
+ * is one open stream message that shows the whole text so far on each edit and is finished (`finish: true`) when the
+ * reply is complete; any other text is finished at once. WeCom keeps a callback answerable for a few minutes; past
+ * that, or when WeCom says the req_id has expired, a reply is pushed with `aibot_send_msg` instead (Markdown, to the
+ * userid or group chatid), as upstream does for cron pushes.
  *
  * Reconnects are the framework's: the SDK's own retries are off, a lost connection is reported with `link.failed`,
  * and `connect` opens a new client. Being replaced by another connection of the same bot (`disconnected_event`)
@@ -16,7 +18,7 @@ import { errorMessage, UserError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import { isAllowed } from '../access.js';
 import type { ChannelCapabilities } from '../channel.js';
-import type { ChatPlatform, OutgoingFile, OutgoingPart, PlatformLink, ReplyTarget } from '../platform.js';
+import type { ChatPlatform, OutgoingFile, OutgoingPart, PlatformLink, ReplyTarget, SendOptions } from '../platform.js';
 import { bodySchema, chatIdOf, toIncoming } from './inbound.js';
 import { WECOM_WS_URL, type WecomSdk, type WecomSettings, wsUrlOf } from './index.js';
 import { type DownloadOptions, mediaTypeOf, readUpload } from './media.js';
@@ -40,6 +42,14 @@ export interface WecomPlatformOptions {
   heartbeatIntervalMs?: number;
 }
 
+interface OpenStream {
+  chatId: string;
+  frame?: WsFrameHeaders;
+  content: string;
+  /** What the chat shows of it: the last content WeCom acked. */
+  shown: string;
+}
+
 interface ReplyHandle {
   frame: WsFrameHeaders;
   at: number;
@@ -49,7 +59,7 @@ export class WecomPlatform implements ChatPlatform {
   readonly capabilities: ChannelCapabilities = {
     maxMessageLength: MAX_MESSAGE_LENGTH,
     markup: 'markdown',
-    editMessages: false,
+    editMessages: true,
     media: true,
     threads: false,
     buttons: false,
@@ -59,6 +69,8 @@ export class WecomPlatform implements ChatPlatform {
   /** The latest callback of each chat: what replies there answer. Kept across reconnects. */
   private readonly replies = new Map<string, ReplyHandle>();
   private readonly directChats = new Set<string>();
+  /** Streamed replies not finished yet, by stream id (pushed ones have no frame and go out when they finish). */
+  private readonly streams = new Map<string, OpenStream>();
   private inbound: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: WecomPlatformOptions) {
@@ -161,23 +173,74 @@ export class WecomPlatform implements ChatPlatform {
     });
   }
 
-  async sendText(target: ReplyTarget, part: OutgoingPart): Promise<string> {
+  async sendText(target: ReplyTarget, part: OutgoingPart, options?: SendOptions): Promise<string> {
     const client = this.connected();
-    const content = part.text;
-    if (Buffer.byteLength(content) > MAX_CONTENT_BYTES) throw new Error('a message over WeCom’s 20480 bytes');
+    const content = checked(part.text);
     const handle = this.replyHandle(target.chatId);
     if (handle) {
       const streamId = this.options.sdk.generateReqId('stream');
       try {
-        await client.replyStream(handle.frame, streamId, content, true);
+        // A streamed reply stays open (WeCom shows it growing) until finishStream; anything else is finished at once.
+        await client.replyStream(handle.frame, streamId, content, !options?.streaming);
+        if (options?.streaming) {
+          this.streams.set(streamId, { chatId: target.chatId, frame: handle.frame, content, shown: content });
+        }
         return streamId;
       } catch (err) {
         if (!expired(err)) throw asError(err);
         this.replies.delete(target.chatId);
       }
     }
+    if (options?.streaming) {
+      // No callback to answer: the reply is pushed once, when it is complete.
+      const id = this.options.sdk.generateReqId('push');
+      this.streams.set(id, { chatId: target.chatId, content, shown: '' });
+      return id;
+    }
+    return this.push(client, target.chatId, content);
+  }
+
+  /** A streamed reply grew: the stream message shows the whole text so far. */
+  async editText(_target: ReplyTarget, messageId: string, part: OutgoingPart): Promise<void> {
+    const stream = this.streams.get(messageId);
+    if (!stream) throw new Error('only an open stream message can be edited on WeCom');
+    stream.content = checked(part.text);
+    if (!stream.frame) return;
+    try {
+      await this.connected().replyStream(stream.frame, messageId, stream.content, false);
+      stream.shown = stream.content;
+    } catch (err) {
+      if (!expired(err)) throw asError(err);
+      // The stream outlived WeCom's window: the final text is pushed instead.
+      delete stream.frame;
+    }
+  }
+
+  async finishStream(_target: ReplyTarget, messageIds: readonly string[]): Promise<void> {
+    const client = this.connected();
+    for (const id of messageIds) {
+      const stream = this.streams.get(id);
+      if (!stream) continue;
+      if (stream.frame) {
+        try {
+          await client.replyStream(stream.frame, id, stream.content, true);
+          this.streams.delete(id);
+          continue;
+        } catch (err) {
+          if (!expired(err)) throw asError(err);
+          delete stream.frame;
+        }
+      }
+      // A stream that already shows its final text stays as it is (WeCom ends it); otherwise the text is pushed.
+      const unseen = stream.content !== stream.shown && stream.content.trim() !== '' && stream.content !== '…';
+      if (unseen) await this.push(client, stream.chatId, stream.content);
+      this.streams.delete(id);
+    }
+  }
+
+  private async push(client: WSClient, chatId: string, content: string): Promise<string> {
     const ack = await client
-      .sendMessage(target.chatId, { msgtype: 'markdown', markdown: { content } })
+      .sendMessage(chatId, { msgtype: 'markdown', markdown: { content } })
       .catch((err: unknown) => {
         throw asError(err);
       });
@@ -230,6 +293,11 @@ function asError(err: unknown): Error {
     return new Error(`WeCom refused it: errcode ${String(frame.errcode)} ${String(frame.errmsg ?? '')}`.trim());
   }
   return new Error(errorMessage(err));
+}
+
+function checked(content: string): string {
+  if (Buffer.byteLength(content) > MAX_CONTENT_BYTES) throw new Error('a message over WeCom’s 20480 bytes');
+  return content;
 }
 
 function expired(err: unknown): boolean {

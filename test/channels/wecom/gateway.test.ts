@@ -7,6 +7,7 @@ import { eventually } from '../contract.js';
 import { healthOf } from '../gateway-harness.js';
 import { BOT_ID, SECRET } from './fake-wecom.js';
 import { GROUP, lastUserText, OWNER, quiet, startWecomGateway, type WecomGatewayRun, waitState } from './helpers.js';
+import { assertWecomMarkdown } from './wecom-markdown.js';
 
 const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
@@ -32,10 +33,36 @@ describe('wecom gateway', () => {
     run.llm.enqueue({ text: 'It is **4**.' });
     const reqId = run.wecom.userSays({ userId: OWNER, text: '2+2?' });
     await eventually(() => expect(run.wecom.messagesIn(OWNER)).toEqual(['It is **4**.']));
-    const reply = run.wecom.frames.find((f) => f.cmd === 'aibot_respond_msg');
-    expect(reply).toMatchObject({ headers: { req_id: reqId }, body: { msgtype: 'stream', stream: { finish: true } } });
-    expect(run.wecom.messages[0]).toMatchObject({ via: 'reply', finished: true });
+    await eventually(() => expect(run.wecom.messages[0]).toMatchObject({ via: 'reply', finished: true }));
+    // The reply streams into one stream message on the callback's req_id, finished by its last frame.
+    const replies = run.wecom.frames.filter((f) => f.cmd === 'aibot_respond_msg');
+    const streams = replies.map((f) => f.body?.stream as { id: string; finish: boolean });
+    expect(replies.every((f) => f.headers?.req_id === reqId && f.body?.msgtype === 'stream')).toBe(true);
+    expect(new Set(streams.map((s) => s.id)).size).toBe(1);
+    expect(streams.map((s) => s.finish)).toEqual([...streams.slice(1).map(() => false), true]);
     expect(run.logs.join('\n')).not.toContain(SECRET);
+  });
+
+  it('shows the answer growing in an open stream message while the model is still writing', async () => {
+    const run = await start({ streamEditInterval: 0.05 });
+    const words = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
+    run.llm.enqueue({ text: words, stallAfterEvents: 6 });
+    run.wecom.userSays({ userId: OWNER, text: 'write slowly' });
+    await eventually(() => expect(run.wecom.messages[0]?.text ?? '').toMatch(/^word0/));
+    expect(run.wecom.messages).toHaveLength(1);
+    expect(run.wecom.messages[0]).toMatchObject({ kind: 'stream', finished: false, via: 'reply' });
+    expect(words.startsWith(run.wecom.messages[0]?.text ?? '-')).toBe(true);
+  });
+
+  it('a long streamed answer goes as several stream messages, each under 20480 bytes and each finished', async () => {
+    const run = await start({ streamEditInterval: 0.05 });
+    run.llm.enqueue({ text: `${'这是一个很长的回答。'.repeat(900)}\n\nEND` });
+    run.wecom.userSays({ userId: OWNER, text: 'write a lot' });
+    await eventually(() => expect(run.wecom.messages.every((m) => m.finished)).toBe(true));
+    await eventually(() => expect(run.wecom.messagesIn(OWNER).join('')).toContain('END'));
+    expect(run.wecom.messages.length).toBeGreaterThanOrEqual(3);
+    for (const text of run.wecom.messagesIn(OWNER)) assertWecomMarkdown(text);
+    expect(run.wecom.messagesIn(OWNER).join('').replace(/\s/g, '')).toBe(`${'这是一个很长的回答。'.repeat(900)}END`);
   });
 
   it('answers a group @-message in the group, without the @mention; other members stay unanswered', async () => {
