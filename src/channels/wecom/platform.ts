@@ -72,6 +72,8 @@ export class WecomPlatform implements ChatPlatform {
   /** Streamed replies not finished yet, by stream id (pushed ones have no frame and go out when they finish). */
   private readonly streams = new Map<string, OpenStream>();
   private inbound: Promise<void> = Promise.resolve();
+  /** Ends a connect still waiting for its subscription (a disconnect meanwhile). */
+  private abandon?: () => void;
 
   constructor(private readonly options: WecomPlatformOptions) {
     this.now = options.now ?? Date.now;
@@ -101,6 +103,9 @@ export class WecomPlatform implements ChatPlatform {
     };
     return new Promise<void>((resolve, reject) => {
       let authenticated = false;
+      this.abandon = () => {
+        if (!authenticated) reject(new Error('disconnected while connecting to WeCom'));
+      };
       client.on('authenticated', () => {
         if (!authenticated) link.log.info(`connected to WeCom as bot ${settings.botId}`);
         authenticated = true;
@@ -143,6 +148,8 @@ export class WecomPlatform implements ChatPlatform {
   async disconnect(): Promise<void> {
     const client = this.client;
     this.client = undefined;
+    this.abandon?.();
+    this.abandon = undefined;
     if (!client) return;
     client.removeAllListeners();
     client.disconnect();

@@ -71,6 +71,8 @@ export interface FakeWecom {
   hostFile(plain: Buffer, name?: string): { url: string; aeskey: string };
   /** Replies on callbacks received so far are refused as expired (846605). */
   expireCallbacks(): void;
+  /** Leaves subscribe frames unanswered (a server that accepted the socket and went quiet). */
+  holdSubscribe(on: boolean): void;
   /** Sends this text as it is to the subscribed connection (malformed frames). */
   sendRaw(data: string): void;
   /** Stops acking pings (a connection that has silently died). */
@@ -107,6 +109,7 @@ export async function startFakeWecom(options: FakeWecomOptions = {}): Promise<Fa
   let subscribeCount = 0;
   let dropped = false;
   let silent = false;
+  let holding = false;
   let seq = 0;
   const sockets = new Set<WebSocket>();
 
@@ -177,6 +180,7 @@ export async function startFakeWecom(options: FakeWecomOptions = {}): Promise<Fa
     const body = frame.body ?? {};
     if (frame.cmd === 'aibot_subscribe') {
       subscribeCount += 1;
+      if (holding) return;
       if (body.bot_id !== BOT_ID || body.secret !== secret) {
         ack(ws, reqId, 40058, 'invalid bot_id or secret');
         return;
@@ -343,6 +347,9 @@ export async function startFakeWecom(options: FakeWecomOptions = {}): Promise<Fa
     },
     expireCallbacks() {
       for (const reqId of callbacks.keys()) expired.add(reqId);
+    },
+    holdSubscribe(on) {
+      holding = on;
     },
     sendRaw(data) {
       subscribed?.send(data);

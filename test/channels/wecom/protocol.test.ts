@@ -101,6 +101,15 @@ describe('wecom long connection', () => {
     expect(wecom.messages.at(-1)).toMatchObject({ text: 'got it', via: 'reply', finished: true });
   });
 
+  it('a disconnect while the subscription is still unanswered ends that connect', async () => {
+    const { wecom, platform } = await connected();
+    wecom.holdSubscribe(true);
+    const connecting = platform.connect(recorder().link);
+    await eventually(() => expect(wecom.subscribes()).toBe(1));
+    await platform.disconnect();
+    await expect(connecting).rejects.toThrow(/disconnected while connecting/);
+  });
+
   it('uploads a file larger than one chunk in 512 KB chunks, then replies with its media_id', async () => {
     const { wecom, platform } = await connected();
     const rec = recorder();
