@@ -34,12 +34,16 @@ export function kindOfPath(path: string): AttachmentKind {
   return 'file';
 }
 
-/** A file name that cannot escape the directory or hide (`../x`, `.bashrc`, control characters). */
+/**
+ * A file name that cannot escape the directory or hide (`../x`, `.bashrc`, control and bidi characters); letters and
+ * digits of any script stay (季度报告.pdf keeps its name).
+ */
 export function safeFileName(name: string | undefined, fallback: string): string {
-  const base = basename((name ?? '').replace(/\\/g, '/'))
-    .replace(/[^\w.-]+/g, '_')
-    .replace(/^[.-]+/, '')
-    .slice(-80);
+  const cleaned = basename((name ?? '').replace(/\\/g, '/')).replace(/[^\p{L}\p{M}\p{N}_.-]+/gu, '_');
+  const base = Array.from(cleaned)
+    .slice(-80)
+    .join('')
+    .replace(/^[.-]+/, '');
   return base || fallback;
 }
 

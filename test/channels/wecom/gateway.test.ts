@@ -92,10 +92,10 @@ describe('wecom gateway', () => {
     expect(readFileSync(path)).toEqual(PNG);
 
     const file = run.wecom.hostFile(Buffer.from('quarterly numbers'));
-    run.wecom.userSays({ userId: OWNER, body: { msgtype: 'file', file: { ...file, name: 'Q3 report.txt' } } });
+    run.wecom.userSays({ userId: OWNER, body: { msgtype: 'file', file: { ...file, name: 'Q3 季度报告.txt' } } });
     await eventually(() => expect(run.wecom.messagesIn(OWNER)).toHaveLength(2));
     const filePath = /\[file: ([^\]]+)\]/.exec(lastUserText(run))?.[1] ?? '';
-    expect(filePath).toMatch(/Q3_report\.txt$/);
+    expect(filePath).toMatch(/-Q3_季度报告\.txt$/);
     expect(readFileSync(filePath, 'utf8')).toBe('quarterly numbers');
 
     run.wecom.userSays({ userId: OWNER, body: { msgtype: 'voice', voice: { content: '明天开会吗' } } });
