@@ -155,6 +155,24 @@ describe('wecom: files', () => {
     expect(files[0]).toMatch(/-bashrc$/);
     expect(existsSync(join(run.dataDir, '.bashrc'))).toBe(false);
   });
+
+  it('a name with a right-to-left override or control characters cannot disguise the file; CJK names stay', async () => {
+    const run = await running();
+    run.llm.enqueue({ text: 'one' }, { text: 'two' });
+    const file = run.wecom.hostFile(Buffer.from('MZ'));
+    run.wecom.userSays({
+      userId: OWNER,
+      body: { msgtype: 'file', file: { ...file, name: 'invoice\u202Egpj.exe\u0007' } },
+    });
+    await eventually(() => expect(run.wecom.messagesIn(OWNER)).toEqual(['one']));
+    const report = run.wecom.hostFile(Buffer.from('numbers'));
+    run.wecom.userSays({ userId: OWNER, body: { msgtype: 'file', file: { ...report, name: '季度报告.txt' } } });
+    await eventually(() => expect(run.wecom.messagesIn(OWNER)).toEqual(['one', 'two']));
+    const files = mediaFiles(run).sort();
+    expect(files.some((f) => f.endsWith('-invoice_gpj.exe_'))).toBe(true);
+    expect(files.some((f) => f.endsWith('-季度报告.txt'))).toBe(true);
+    expect(files.join('')).not.toMatch(/[\u202E\u0007]/);
+  });
 });
 
 describe('wecom: credentials', () => {
