@@ -41,6 +41,8 @@ const ALLOWED = {
     'opens outbound media: copies the message tool made under ~/.nanobot/media after its check',
   'src/channels/qq/media.ts':
     'opens outbound media: copies the message tool made under ~/.nanobot/media after its check',
+  'src/channels/wecom/media.ts':
+    'opens outbound media: copies the message tool made under ~/.nanobot/media after its check',
   'src/channels/media.ts': 'downloads inbound media into ~/.nanobot/media',
   'src/channels/signal/files.ts':
     "reads inbound attachments from signal-cli's attachments dir (confined to it); outbound media copies under ~/.nanobot/media",

@@ -65,12 +65,16 @@ export function kindOfPath(path: string): AttachmentKind {
   return 'file';
 }
 
-/** A file name that cannot escape the directory or hide (`../x`, `.bashrc`, control characters). */
+/**
+ * A file name that cannot escape the directory or hide (`../x`, `.bashrc`, control and bidi characters); letters and
+ * digits of any script stay (季度报告.pdf keeps its name).
+ */
 export function safeFileName(name: string | undefined, fallback: string): string {
-  const base = basename((name ?? '').replace(/\\/g, '/'))
-    .replace(/[^\w.-]+/g, '_')
-    .replace(/^[.-]+/, '')
-    .slice(-80);
+  const cleaned = basename((name ?? '').replace(/\\/g, '/')).replace(/[^\p{L}\p{M}\p{N}_.-]+/gu, '_');
+  const base = Array.from(cleaned)
+    .slice(-80)
+    .join('')
+    .replace(/^[.-]+/, '');
   return base || fallback;
 }
 
@@ -83,17 +87,26 @@ export async function saveAttachment(attachment: IncomingAttachment, dir: string
     throw new AttachmentTooLarge(`${describeSize(attachment.size)} is over the ${describeSize(maxBytes)} limit`);
   }
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const fallbackExt = (attachment.mimeType && MIME_EXTENSIONS[attachment.mimeType]) ?? '';
-  const name = safeFileName(attachment.name, `${attachment.kind}${fallbackExt}`);
-  const path = join(dir, `${Date.now()}-${randomBytes(3).toString('hex')}-${name}`);
   const controller = new AbortController();
   // Opened before the file is created: a source refused at once must leave no (empty) file behind.
   let source: AsyncIterable<Uint8Array>;
+  let head: IteratorResult<Uint8Array>;
   try {
-    source = await attachment.open(controller.signal);
+    const iterator = (await attachment.open(controller.signal))[Symbol.asyncIterator]();
+    head = await iterator.next();
+    source = (async function* () {
+      if (!head.done) yield head.value;
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+    })();
   } catch (err) {
+    if (err instanceof AttachmentTooLarge) throw err;
     throw new Error(`download failed: ${errorMessage(err)}`);
   }
+  // No name and no type (WeCom's images): the first bytes say whether it is an image, so the agent sees it as one.
+  const fallbackExt =
+    (attachment.mimeType && MIME_EXTENSIONS[attachment.mimeType]) ?? (head.done ? '' : sniffExtension(head.value));
+  const name = safeFileName(attachment.name, `${attachment.kind}${fallbackExt}`);
+  const path = join(dir, `${Date.now()}-${randomBytes(3).toString('hex')}-${name}`);
   const out = createWriteStream(path, { mode: 0o600 });
   let written = 0;
   try {
@@ -113,6 +126,20 @@ export async function saveAttachment(attachment: IncomingAttachment, dir: string
     if (err instanceof AttachmentTooLarge) throw err;
     throw new Error(`download failed: ${errorMessage(err)}`);
   }
+}
+
+const MAGIC: readonly [string, number[]][] = [
+  ['.png', [0x89, 0x50, 0x4e, 0x47]],
+  ['.jpg', [0xff, 0xd8, 0xff]],
+  ['.gif', [0x47, 0x49, 0x46, 0x38]],
+  ['.pdf', [0x25, 0x50, 0x44, 0x46]],
+];
+
+/** The extension the content's first bytes name (png, jpeg, gif, webp, pdf), or ''. */
+export function sniffExtension(bytes: Uint8Array): string {
+  const starts = (magic: number[], at = 0) => magic.every((byte, i) => bytes[at + i] === byte);
+  if (starts([0x52, 0x49, 0x46, 0x46]) && starts([0x57, 0x45, 0x42, 0x50], 8)) return '.webp';
+  return MAGIC.find(([, magic]) => starts(magic))?.[0] ?? '';
 }
 
 function describeSize(bytes: number): string {

@@ -56,6 +56,8 @@ export interface OutgoingPart {
 export interface SendOptions {
   /** Quick-reply buttons (rows of labels), when `capabilities.buttons`. */
   buttons?: string[][];
+  /** The first text of a streamed reply: edits follow, then `finishStream` (a platform may keep it open till then). */
+  streaming?: boolean;
 }
 
 export interface OutgoingFile {
@@ -92,6 +94,11 @@ export interface ChatPlatform {
   sendText(target: ReplyTarget, part: OutgoingPart, options?: SendOptions): Promise<string>;
   /** Replaces a sent message's text (required when `capabilities.editMessages`). */
   editText?(target: ReplyTarget, messageId: string, part: OutgoingPart, options?: SendOptions): Promise<void>;
+  /**
+   * A streamed reply is complete: its messages (the ids `sendText` returned, in order) hold their final text. For a
+   * platform whose streamed messages stay open until closed (WeCom's stream messages); the others need not have it.
+   */
+  finishStream?(target: ReplyTarget, messageIds: readonly string[]): Promise<void>;
   /** Sends a local file (required when `capabilities.media`). */
   sendFile?(target: ReplyTarget, file: OutgoingFile): Promise<void>;
   /** Shows "typing…" for a few seconds, where the platform has it. */

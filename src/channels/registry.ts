@@ -23,6 +23,7 @@ import { signalChannel } from './signal/index.js';
 import { slackChannel } from './slack/index.js';
 import { telegramChannel } from './telegram/index.js';
 import { websocketChannel } from './websocket/index.js';
+import { wecomChannel } from './wecom/index.js';
 import { weixinChannel } from './weixin/index.js';
 import { whatsappChannel } from './whatsapp/index.js';
 
@@ -42,6 +43,7 @@ export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
   emailChannel,
   weixinChannel,
   mochatChannel,
+  wecomChannel,
 ];
 
 /** Every channel's settings schema by name, for config notices (unknown keys inside channel blocks). */

@@ -58,7 +58,15 @@ export class MessageStream {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (finalMarkdown !== undefined) this.markdown = finalMarkdown;
-    return this.enqueue(() => this.show(this.markdown, options));
+    return this.enqueue(async () => {
+      await this.show(this.markdown, options);
+      const { platform, target } = this.options;
+      if (this.sent.length > 0)
+        await platform.finishStream?.(
+          target,
+          this.sent.map((message) => message.id),
+        );
+    });
   }
 
   /** Stops pending edits without writing anything more (the channel is going away). */
@@ -93,7 +101,10 @@ export class MessageStream {
       const extras = last && options?.buttons ? options : undefined;
       const existing = this.sent[i];
       if (!existing) {
-        const id = await platform.sendText(i === 0 ? target : withoutQuote(target), part, extras);
+        const id = await platform.sendText(i === 0 ? target : withoutQuote(target), part, {
+          ...extras,
+          streaming: true,
+        });
         this.sent.push({ id, text: part.text });
       } else if (existing.text !== part.text || extras) {
         await platform.editText?.(withoutQuote(target), existing.id, part, extras);

@@ -211,7 +211,7 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
     path: 'channels.transcriptionLanguage',
     reason: 'voice messages are not transcribed yet (deprecated upstream: transcription.language)',
   },
-  ...['dingtalk', 'wecom'].map((name) => ({
+  ...['dingtalk'].map((name) => ({
     path: `channels.${name}`,
     reason: MISSING_CHANNEL,
     isSet: enabled,

@@ -28,6 +28,7 @@ export const ON_DEMAND_USES: Readonly<Record<string, readonly string[]>> = {
   feishu: ['@larksuiteoapi/node-sdk'],
   matrix: ['matrix-js-sdk', '@matrix-org/matrix-sdk-crypto-wasm', 'fake-indexeddb'],
   mattermost: ['@mattermost/client'],
+  wecom: ['@wecom/aibot-node-sdk'],
   mochat: ['socket.io-client', 'socket.io-msgpack-parser'],
   msteams: ['jose'],
   whatsapp: ['baileys'],

@@ -85,7 +85,7 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
   ['transcription', (c) => Object.assign(c, { transcription: { provider: 'groq' } })],
   ['channels.transcriptionProvider', (c) => Object.assign(c, { channels: { transcriptionProvider: 'openai' } })],
   ['channels.transcriptionLanguage', (c) => Object.assign(c, { channels: { transcriptionLanguage: 'de' } })],
-  ...['dingtalk', 'wecom'].map((name): [string, (c: ConfigJson) => void] => [
+  ...['dingtalk'].map((name): [string, (c: ConfigJson) => void] => [
     `channels.${name}`,
     (c) => Object.assign(c, { channels: { websocket: { enabled: false }, [name]: { enabled: true } } }),
   ]),
