@@ -74,6 +74,13 @@ describe('read_file on a PDF', () => {
     expect(pdf.text).toMatch(/… \(truncated at 200 characters\)$/);
   });
 
+  it('leaves the caller’s buffer usable (PDF.js detaches what it is given)', async () => {
+    const bytes = Buffer.from(twoPages);
+    await readPdf(bytes, { maxPages: 20, maxChars: 1000 });
+    expect(bytes.equals(twoPages)).toBe(true);
+    expect((await readPdf(bytes, { maxPages: 20, maxChars: 1000 })).totalPages).toBe(2);
+  });
+
   it('gives a corrupt PDF an error result', async () => {
     const { write, read } = setup();
     write('broken.pdf', Buffer.from('%PDF-1.4\nthis is not really a PDF\n'));

@@ -41,7 +41,7 @@ function cell(text: string): string {
 /** Rows as a Markdown table, the first row as its header; rows are padded to the widest. '' when there is no row. */
 export function markdownTable(rows: readonly (readonly string[])[]): string {
   if (rows.length === 0) return '';
-  const width = Math.max(1, ...rows.map((row) => row.length));
+  const width = rows.reduce((widest, row) => Math.max(widest, row.length), 1);
   const line = (row: readonly string[]) =>
     `| ${Array.from({ length: width }, (_, i) => cell(row[i] ?? '')).join(' | ')} |`;
   const [header = [], ...body] = rows;

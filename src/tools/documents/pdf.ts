@@ -37,7 +37,8 @@ export async function readPdf(
 ): Promise<PdfExtraction> {
   const { getDocument } = await import('unpdf/pdfjs');
   const task = getDocument({
-    data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+    // A copy: PDF.js detaches the buffer it is given, and a small Buffer's memory is Node's shared pool.
+    data: new Uint8Array(data),
     // Errors only: PDF.js warns on stdout about every recoverable oddity of a file.
     verbosity: 0,
     // Never compile font programs from the file into functions (CVE-2024-4367 was that path).

@@ -141,9 +141,9 @@ function sheetRows(xml: Buffer, strings: string[], dateStyles: Set<number>, date
         if (name === 'v' || name === 't') inValue = false;
         else if (name === 'c' && cell && row) {
           const text = cellText(cell, strings, dateStyles, date1904);
+          used += text.length + 3 + Math.max(0, cell.column - row.length);
           while (row.length < cell.column) row.push('');
           row[cell.column] = text;
-          used += text.length + 3;
           cell = undefined;
         } else if (name === 'row' && row) {
           if (row.some((value) => value.trim() !== '')) rows.push(row);
@@ -153,7 +153,16 @@ function sheetRows(xml: Buffer, strings: string[], dateStyles: Set<number>, date
     },
     () => used > budget,
   );
-  return rows;
+  return withoutEmptyColumns(rows);
+}
+
+/** Columns no row has a value in are left out (a sheet with one cell in column XFD is not a 16,384-column table). */
+function withoutEmptyColumns(rows: string[][]): string[][] {
+  const width = rows.reduce((widest, row) => Math.max(widest, row.length), 0);
+  const keep = Array.from({ length: width }, (_, column) => column).filter((column) =>
+    rows.some((row) => (row[column] ?? '').trim() !== ''),
+  );
+  return keep.length === width ? rows : rows.map((row) => keep.map((column) => row[column] ?? ''));
 }
 
 function cellText(
