@@ -92,6 +92,17 @@ describe('read_file on a PDF', () => {
     }
   });
 
+  it('reads the pages it can when one page is broken', async () => {
+    const { write, read } = setup();
+    const broken = twoPages.toString('latin1').replace('/Kids [4 0 R 6 0 R]', '/Kids [4 0 R 99 0 R]');
+    write('half.pdf', Buffer.from(broken, 'latin1'));
+    const result = await read({ path: 'half.pdf' });
+    expect(result.isError).toBeFalsy();
+    expect(textOf(result)).toMatch(
+      /^--- Page 1 ---\nQuarterly report\nRevenue grew \(a lot\)\n\n--- Page 2 ---\n\(this page could not be read: .+\)$/,
+    );
+  });
+
   it('says an encrypted PDF is encrypted', async () => {
     const { write, read } = setup();
     write('secret.pdf', makePdf([['Top secret']], { userPassword: 'hunter2' }));

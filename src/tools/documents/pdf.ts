@@ -61,14 +61,7 @@ export async function readPdf(
     const out = new TextCollector(options.maxChars);
     for (let number = range.start; number <= end; number++) {
       if (options.signal?.aborted) throw new DocumentError('reading the PDF was cancelled');
-      const page = await document.getPage(number);
-      const content = await page.getTextContent();
-      page.cleanup();
-      const text = (content.items as TextItem[])
-        .map((item) => (item.str ?? '') + (item.hasEOL ? '\n' : ''))
-        .join('')
-        .replace(/[ \t]+$/gm, '')
-        .trim();
+      const text = await pageText(document, number);
       if (text && !out.add(`--- Page ${number} ---\n${text}`)) {
         end = number;
         break;
@@ -77,6 +70,27 @@ export async function readPdf(
     return { text: out.render(), truncated: out.truncated, totalPages, start: range.start, end };
   } finally {
     await task.destroy();
+  }
+}
+
+/** One page's text, lines ended where PDF.js saw a line end; a page that fails to parse says so and the rest go on. */
+async function pageText(
+  document: {
+    getPage(number: number): Promise<{ getTextContent(): Promise<{ items: unknown[] }>; cleanup(): unknown }>;
+  },
+  number: number,
+): Promise<string> {
+  try {
+    const page = await document.getPage(number);
+    const content = await page.getTextContent();
+    page.cleanup();
+    return (content.items as TextItem[])
+      .map((item) => (item.str ?? '') + (item.hasEOL ? '\n' : ''))
+      .join('')
+      .replace(/[ \t]+$/gm, '')
+      .trim();
+  } catch (error) {
+    return `(this page could not be read: ${error instanceof Error ? error.message : String(error)})`;
   }
 }
 
