@@ -46,6 +46,17 @@ describe('hostile documents', () => {
     expect(result.text).toContain('damaged entry word/document.xml');
   });
 
+  it('refuses an Office file over 50 MiB before reading it', async () => {
+    const workspace = makeTempDir();
+    const file = path.join(workspace, 'huge.xlsx');
+    fs.writeFileSync(file, '');
+    fs.truncateSync(file, 51 * 1024 * 1024);
+    const tool = createReadFileTool({ policy: createPathPolicy({ workspace, restrictToWorkspace: true }) });
+    const result = await tool.execute({ path: 'huge.xlsx' }, makeContext());
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe('Error: huge.xlsx is 53477376 bytes, over the 50 MiB limit for XLSX documents.');
+  });
+
   it('refuses an archive with more parts than the limit', async () => {
     const files = Object.fromEntries(Array.from({ length: 10_001 }, (_, i) => [`p/${i}.xml`, '']));
     const result = await readAs('many.xlsx', makeZip(files));

@@ -16,6 +16,8 @@ import { openFailure } from './open-failure.js';
 export const DEFAULT_READ_LIMIT = 2000;
 export const MAX_READ_CHARS = 128_000;
 export const MAX_READ_BYTES = 100 * 1024 * 1024;
+/** Office documents are unpacked in memory, so they get upstream's lower limit. */
+export const MAX_OFFICE_BYTES = 50 * 1024 * 1024;
 /** PDF pages one read returns at most (upstream's limit); the footer names the next range. */
 export const MAX_PDF_PAGES = 20;
 
@@ -168,6 +170,9 @@ export function createReadFileTool(options: ReadFileToolOptions) {
     const mimeType = IMAGE_TYPES[path.extname(file).toLowerCase()];
     const kind = documentKind(file);
     let result: ToolResult;
+    if (kind && kind !== 'pdf' && stat.size > BigInt(MAX_OFFICE_BYTES)) {
+      return fail(`${args.path} is ${stat.size} bytes, over the 50 MiB limit for ${kind.toUpperCase()} documents.`);
+    }
     if (kind) {
       result = await readDocument(kind, await readWholeFd(opened.fd), args.path, args.pages, signal);
       if (result.isError) return result;
