@@ -17,6 +17,7 @@ import { readCheckedFile } from '../security/checked-open.js';
 import { WorkspaceFs, WorkspaceFsError } from '../security/workspace-fs.js';
 import { appendRuntimeContext, type RuntimeContextBlock, wrapRuntimeContext } from '../session/runtime-context.js';
 import type { SkillsLoader } from '../skills/loader.js';
+import { documentKind } from '../tools/documents/kinds.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import { identitySection, TOOL_CONTRACT } from './prompts.js';
 
@@ -214,8 +215,9 @@ const INLINE_IMAGE_TYPES: Record<string, string> = {
 const MAX_INLINE_IMAGE_BYTES = 5 * 1024 * 1024;
 
 /**
- * A message's text plus the files that came with it (saved by a chat channel): each named by a `[kind: path]` line,
- * and images also inlined for the model when `inlineImages` (`forHistory` drops those again).
+ * A message's text plus the files that came with it (saved by a chat channel): each named by a `[kind: path]` line
+ * (documents with a note that read_file reads them), and images also inlined for the model when `inlineImages`
+ * (`forHistory` drops those again).
  */
 export function withAttachments(
   text: string,
@@ -226,12 +228,23 @@ export function withAttachments(
   const parts: ContentPart[] = text ? [{ type: 'text', text }] : [];
   for (const path of media) {
     const mime = INLINE_IMAGE_TYPES[extname(path).toLowerCase()];
-    parts.push({ type: 'text', text: `[${mime ? 'image' : 'file'}: ${path}]` });
+    parts.push({ type: 'text', text: `[${mime ? 'image' : 'file'}: ${path}]${documentNote(path)}` });
     const image = mime && inlineImages ? readImage(path) : undefined;
     if (mime && image)
       parts.push({ type: 'image_url', image_url: { url: `data:${mime};base64,${image.toString('base64')}` } });
   }
   return parts;
+}
+
+/**
+ * A document is never pasted into the prompt (a 300-page PDF would fill it): the model is told it can read it, and
+ * reads what it needs with read_file when it needs it (upstream: `[Attachment: path]`, read on demand).
+ */
+function documentNote(path: string): string {
+  const kind = documentKind(path);
+  if (!kind) return '';
+  const pages = kind === 'pdf' ? "; pages: '1-5' reads a page range" : '';
+  return ` (${kind.toUpperCase()} document, not included here: read_file reads its text when you need it${pages})`;
 }
 
 /** An attachment's bytes when it is a regular file within the inline limit (a FIFO or device is never opened as one). */

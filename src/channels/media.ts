@@ -22,6 +22,10 @@ const MIME_EXTENSIONS: Record<string, string> = {
   'audio/mpeg': '.mp3',
   'video/mp4': '.mp4',
   'application/pdf': '.pdf',
+  // Office files sent without a name still get the extension read_file goes by.
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': '.docx',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': '.xlsx',
+  'application/vnd.openxmlformats-officedocument.presentationml.presentation': '.pptx',
 };
 
 const MIME_TYPES: Record<string, string> = {

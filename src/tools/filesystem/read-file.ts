@@ -1,6 +1,7 @@
 /**
- * read_file: numbered lines (`N| text`) with paging, images as multimodal parts, binary files refused,
- * and a short stub instead of the same content again when the model re-reads a file that has not changed.
+ * read_file: numbered lines (`N| text`) with paging, images as multimodal parts, documents (PDF, DOCX, XLSX, PPTX) as
+ * their text, other binary files refused, and a short stub instead of the same content again when the model re-reads
+ * a file that has not changed.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -8,12 +9,17 @@ import { promisify } from 'node:util';
 import { z } from 'zod';
 import { type CheckedFile, openCheckedFile, policyCheck } from '../../security/checked-open.js';
 import type { PathPolicy } from '../../security/workspace.js';
+import { type DocumentKind, documentKind } from '../documents/kinds.js';
 import { defineTool, fail, ok, type ToolResult } from '../types.js';
 import { openFailure } from './open-failure.js';
 
 export const DEFAULT_READ_LIMIT = 2000;
 export const MAX_READ_CHARS = 128_000;
 export const MAX_READ_BYTES = 100 * 1024 * 1024;
+/** Office documents are unpacked in memory, so they get upstream's lower limit. */
+export const MAX_OFFICE_BYTES = 50 * 1024 * 1024;
+/** PDF pages one read returns at most (upstream's limit); the footer names the next range. */
+export const MAX_PDF_PAGES = 20;
 
 const IMAGE_TYPES: Record<string, string> = {
   '.png': 'image/png',
@@ -36,6 +42,10 @@ const parameters = z.object({
     .min(1)
     .optional()
     .describe(`Maximum number of lines to return (default ${DEFAULT_READ_LIMIT}).`),
+  pages: z
+    .string()
+    .optional()
+    .describe(`Page range for PDF files, e.g. '1-5' or '3' (default: all, max ${MAX_PDF_PAGES} pages per read).`),
   force: z.boolean().optional().describe('Return the content even if the file is unchanged since the last read.'),
 });
 
@@ -105,8 +115,10 @@ export function createReadFileTool(options: ReadFileToolOptions) {
   return defineTool({
     name: 'read_file',
     description:
-      'Read a text file with line numbers (`N| text`), or view an image (png, jpg, gif, webp). ' +
-      `Returns up to ${DEFAULT_READ_LIMIT} lines; use offset/limit to page through larger files.`,
+      'Read a text file with line numbers (`N| text`), view an image (png, jpg, gif, webp), or get the text of a ' +
+      'document: PDF (per page; use pages), DOCX (tables as Markdown), XLSX (each sheet as a table), PPTX (per slide). ' +
+      `Returns up to ${DEFAULT_READ_LIMIT} lines; use offset/limit to page through larger files. ` +
+      'Attachments from chats are given by path: read them with this tool when their contents are needed.',
     parameters,
     concurrencySafe: true,
     async execute(args, ctx): Promise<ToolResult> {
@@ -124,7 +136,7 @@ export function createReadFileTool(options: ReadFileToolOptions) {
         return fail(openFailure(error, args.path));
       }
       try {
-        return await readOpened(opened, resolved.path, args, ctx.sessionKey);
+        return await readOpened(opened, resolved.path, args, ctx.sessionKey, ctx.signal);
       } finally {
         fs.closeSync(opened.fd);
       }
@@ -137,6 +149,7 @@ export function createReadFileTool(options: ReadFileToolOptions) {
     file: string,
     args: z.infer<typeof parameters>,
     sessionKey: string | undefined,
+    signal: AbortSignal,
   ): Promise<ToolResult> {
     const stat = fs.fstatSync(opened.fd, { bigint: true });
     if (stat.size > BigInt(MAX_READ_BYTES)) {
@@ -148,15 +161,22 @@ export function createReadFileTool(options: ReadFileToolOptions) {
     // Inode + mtime (ns) + size: atomic writes replace the inode, so any edit changes the fingerprint.
     const fingerprint = `${stat.ino}:${stat.mtimeNs}:${stat.size}`;
     const key = `${sessionKey ?? ''}\0${file}`;
-    const window = `${offset}:${limit}`;
+    const window = `${offset}:${limit}:${args.pages ?? ''}`;
     const previous = lastReads.get(key);
     if (!args.force && previous?.fingerprint === fingerprint && previous.window === window) {
       return ok(`[File unchanged since last read: ${args.path}]`);
     }
 
     const mimeType = IMAGE_TYPES[path.extname(file).toLowerCase()];
+    const kind = documentKind(file);
     let result: ToolResult;
-    if (mimeType) {
+    if (kind && kind !== 'pdf' && stat.size > BigInt(MAX_OFFICE_BYTES)) {
+      return fail(`${args.path} is ${stat.size} bytes, over the 50 MiB limit for ${kind.toUpperCase()} documents.`);
+    }
+    if (kind) {
+      result = await readDocument(kind, await readWholeFd(opened.fd), args.path, args.pages, signal);
+      if (result.isError) return result;
+    } else if (mimeType) {
       const data = await readWholeFd(opened.fd);
       result = ok([
         { type: 'text', text: `Image file: ${args.path} (${data.length} bytes, ${mimeType})` },
@@ -176,5 +196,40 @@ export function createReadFileTool(options: ReadFileToolOptions) {
     }
     lastReads.set(key, { fingerprint, window });
     return result;
+  }
+}
+
+/** A document's text (parsers load on the first one), with upstream's footers; a file it cannot read is an error. */
+async function readDocument(
+  kind: DocumentKind,
+  data: Buffer,
+  shown: string,
+  pages: string | undefined,
+  signal: AbortSignal,
+): Promise<ToolResult> {
+  const documents = await import('../documents/index.js');
+  const label = kind.toUpperCase();
+  try {
+    if (kind !== 'pdf') {
+      const { text, truncated } = documents.readOfficeDocument(kind, data, MAX_READ_CHARS);
+      if (!text) return ok(`(${label} has no extractable text: ${shown})`);
+      return ok(truncated ? `${text}\n\n(Document text truncated at ~128K characters.)` : text);
+    }
+    const pdf = await documents.readPdf(data, { pages, maxPages: MAX_PDF_PAGES, maxChars: MAX_READ_CHARS, signal });
+    if (!pdf.text && (pdf.start > 1 || pdf.end < pdf.totalPages)) {
+      return ok(`(No extractable text on pages ${pdf.start}-${pdf.end} of ${pdf.totalPages} in ${shown}.)`);
+    }
+    if (!pdf.text) return ok(`(PDF has no extractable text: ${shown}. A scanned PDF holds only images.)`);
+    if (pdf.end >= pdf.totalPages) return ok(pdf.text);
+    const next = `${pdf.end + 1}-${Math.min(pdf.end + MAX_PDF_PAGES, pdf.totalPages)}`;
+    return ok(
+      `${pdf.text}\n\n(Showing pages ${pdf.start}-${pdf.end} of ${pdf.totalPages}. Use pages='${next}' to continue.)`,
+    );
+  } catch (error) {
+    if (error instanceof documents.PageRangeError) {
+      return fail(`Invalid page range '${pages}'. Use a page number or a range like '1-5'.`);
+    }
+    if (error instanceof documents.DocumentError) return fail(`Cannot read ${shown}: ${error.message}.`);
+    return fail(`Cannot read ${shown} as ${label}: ${error instanceof Error ? error.message : String(error)}`);
   }
 }

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway } from '../../../src/app/gateway.js';
 import { PairingStore } from '../../../src/channels/pairing.js';
 import { loadConfig } from '../../../src/config/load.js';
+import { makePdf } from '../../helpers/documents.js';
 import { startFakeLLM } from '../../helpers/fake-llm.js';
 import { eventually } from '../contract.js';
 import { startFakeBotApi } from './fake-bot-api.js';
@@ -121,6 +122,31 @@ describe('telegram channel', () => {
     run.api.userSays({ chatId: OWNER.id, from: OWNER, document: { content, name: 'list.txt', mime: 'text/plain' } });
     await eventually(() => expect(shown(run, OWNER.id)).toEqual(['It is a shopping list.']));
     expect(JSON.stringify(run.llm.requests[1]?.body.messages)).toContain('milk');
+  });
+
+  it('hands a PDF over by path with a note, and the agent reads the page it wants with read_file', async () => {
+    const run = await start();
+    run.llm.enqueue(
+      (body) => {
+        const path = /\[file: ([^\]]+\.pdf)\]/.exec(JSON.stringify(body.messages))?.[1] ?? '';
+        return { toolCalls: [{ name: 'read_file', arguments: { path, pages: '2' } }] };
+      },
+      { text: 'Page two is the summary.' },
+    );
+    const content = makePdf([['Cover page'], ['Summary: all good']]);
+    run.api.userSays({
+      chatId: OWNER.id,
+      from: OWNER,
+      document: { content, name: 'report.pdf', mime: 'application/pdf' },
+    });
+    await eventually(() => expect(shown(run, OWNER.id)).toEqual(['Page two is the summary.']));
+    // Not pasted into the prompt: the model gets the path and a note, then reads on demand.
+    const first = lastUserText(run, 0);
+    expect(first).toMatch(/\[file: [^\]]+report\.pdf\] \(PDF document, not included here: read_file reads its text/);
+    expect(first).not.toContain('Cover page');
+    const toolResult = JSON.stringify((run.llm.requests[1]?.body.messages as unknown[] | undefined)?.at(-1));
+    expect(toolResult).toContain('--- Page 2 ---\\nSummary: all good');
+    expect(toolResult).not.toContain('Cover page');
   });
 
   it('sends a file from the message tool as a document', async () => {
