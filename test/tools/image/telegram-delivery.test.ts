@@ -63,6 +63,8 @@ describe('generate_image through the gateway', () => {
     expect(run.images.last().headers.authorization).toBe('Bearer sk-or-image');
     expect(run.images.last().json).toMatchObject({ model: 'google/gemini-image' });
     expect(toolNames(run.llm.requests[0]?.body ?? {})).toContain('generate_image');
+    // … and its built-in skill is listed in the system prompt.
+    expect(JSON.stringify(run.llm.requests[0]?.body.messages)).toContain('image-generation');
     // The artifact stays under the media dir for later edits.
     const path = /"path\\":\\"([^"\\]+)\\"/.exec(JSON.stringify(run.llm.requests[1]?.body.messages))?.[1] ?? '';
     expect(path.startsWith(join(run.files.dataDir, 'media', 'generated'))).toBe(true);
