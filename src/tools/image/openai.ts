@@ -3,6 +3,7 @@
  * (`custom`: generations only, `response_format: b64_json`), and Codex (`openai_codex`: the Responses API with the
  * `image_generation` tool, streamed as SSE, signed in with `nanobot provider login openai-codex`).
  */
+import { basename } from 'node:path';
 import {
   bearer,
   type ClientContext,
@@ -110,7 +111,8 @@ export function openaiClient(ctx: ClientContext): ImageClient {
           else ctx.warn?.(`OpenAI image edit parameter '${name}' is not a scalar form field; ignoring it`);
         }
         for (const image of request.referenceImages) {
-          form.append('image[]', new Blob([new Uint8Array(image.bytes)], { type: image.mime }), image.name);
+          // The file's name only: the provider has no business knowing local paths.
+          form.append('image[]', new Blob([new Uint8Array(image.bytes)], { type: image.mime }), basename(image.name));
         }
         response = await send(ctx, `${apiBase}/images/edits`, {
           label,

@@ -88,7 +88,8 @@ describe('image providers', () => {
     const sent = api.last();
     expect(sent.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
     const raw = sent.raw.toString('latin1');
-    expect(raw).toContain('name="image[]"; filename="/w/ref.png"');
+    expect(raw).toContain('name="image[]"; filename="ref.png"');
+    expect(raw).not.toContain('/w/ref.png');
     expect(raw).toContain('name="prompt"');
     await expect(client('openai').generate(request({ model: 'dall-e-2', referenceImages: [ref] }))).rejects.toThrow(
       /does not support reference images/,
