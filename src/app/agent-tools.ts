@@ -13,6 +13,7 @@ import { ResultSpill } from '../tools/result-spill.js';
 import { createWebFetchTool, createWebSearchTool } from '../tools/web/index.js';
 import { UserError } from '../util/errors.js';
 import { BUILTIN_SKILLS } from '../util/paths.js';
+import { generatedImagesDir, registerImageTool } from './agent-image.js';
 
 export interface BaseTools {
   tools: ToolRegistry;
@@ -67,10 +68,17 @@ export function baseTools(
     tools.register(tool);
   }
   registerWebTools(tools, loaded, env, webNetwork(config.tools.ssrfWhitelist, config.tools.web.proxy, network));
+  registerImageTool(tools, loaded, env, network);
+  // Generated images are delivered by attaching their artifacts (in nanobot's media dir, outside the workspace).
+  const generated = generatedImagesDir(loaded);
   tools.register(
     createMessageTool({
       send: (message) => bus.publishOutbound(message),
-      policy: createPathPolicy({ workspace, restrictToWorkspace: config.tools.restrictToWorkspace }),
+      policy: createPathPolicy({
+        workspace,
+        restrictToWorkspace: config.tools.restrictToWorkspace,
+        ...(generated ? { extraReadDirs: [generated] } : {}),
+      }),
       mediaDir: join(loaded.dataDir, 'media', 'outbound'),
       maxPerMinute: config.tools.maxSessionMessagesPerMinute,
       ...(messageTargets ? { allowTarget: messageTargets } : {}),

@@ -210,11 +210,16 @@ export const ToolsSchema = z.looseObject({
     })
     .prefault({}),
   my: z.looseObject({ enable: z.boolean().default(true), allowSet: z.boolean().default(false) }).prefault({}),
+  /** The `generate_image` tool (tools/image/): registered only when enabled; providers.<provider> holds the key. */
   imageGeneration: z
     .looseObject({
       enabled: z.boolean().default(false),
-      provider: z.string().default('openrouter'),
-      model: z.string().nullish(),
+      provider: z.string().min(1).default('openrouter'),
+      model: z.string().min(1).default('openai/gpt-5.4-image-2'),
+      defaultAspectRatio: z.string().default('1:1'),
+      defaultImageSize: z.string().default('1K'),
+      maxImagesPerTurn: z.int().min(1).max(8).default(4),
+      saveDir: z.string().min(1).default('generated'),
     })
     .prefault({}),
   maxSessionMessagesPerMinute: z.int().positive().default(6),

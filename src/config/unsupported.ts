@@ -170,19 +170,6 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
     default: { enable: true, installTimeout: 300, runTimeout: 60, catalogTtlSeconds: 3600 },
   },
   {
-    path: 'tools.imageGeneration',
-    reason: 'the image generation tool is not in nanobot-ts yet (a later issue)',
-    default: {
-      enabled: false,
-      provider: 'openrouter',
-      model: 'openai/gpt-5.4-image-2',
-      defaultAspectRatio: '1:1',
-      defaultImageSize: '1K',
-      maxImagesPerTurn: 4,
-      saveDir: 'generated',
-    },
-  },
-  {
     path: 'tools.webuiAllowLocalServiceAccess',
     reason: 'the WebUI has no Full Access mode in this version (a later issue)',
     default: true,

@@ -45,6 +45,8 @@ export interface SkillsLoaderOptions {
   platform?: NodeJS.Platform;
   /** Environment variables `exec` passes to commands; see RequirementContext. */
   commandEnvKeys?: readonly string[];
+  /** Skills that cannot work with this config, with why (image-generation while its tool is off). */
+  unavailable?: Readonly<Record<string, string>>;
 }
 
 /** What `exec` always passes to commands (buildChildEnv), whatever tools.exec.allowedEnvKeys says. */
@@ -59,6 +61,7 @@ export class SkillsLoader {
   readonly workspaceDir: string;
   readonly builtinDir: string | undefined;
   private readonly disabled: ReadonlySet<string>;
+  private readonly unavailable: Readonly<Record<string, string>>;
   private readonly requirementContext: RequirementContext;
   private cachedSections?: { fingerprint: string; sections: string[] };
 
@@ -66,6 +69,7 @@ export class SkillsLoader {
     this.workspaceDir = join(options.workspace, 'skills');
     this.builtinDir = options.builtinDir;
     this.disabled = new Set(options.disabled ?? []);
+    this.unavailable = options.unavailable ?? {};
     const env = options.env ?? process.env;
     this.requirementContext = {
       env,
@@ -165,6 +169,8 @@ export class SkillsLoader {
       return { ...base, manifest, status: 'disabled', reasons: ['disabled in agents.defaults.disabledSkills'] };
     }
     const unmet = unmetRequirements(manifest.requires, this.requirementContext);
+    const why = Object.hasOwn(this.unavailable, name) ? this.unavailable[name] : undefined;
+    if (why) unmet.push(why);
     return { ...base, manifest, status: unmet.length > 0 ? 'unavailable' : 'available', reasons: unmet };
   }
 
@@ -199,7 +205,15 @@ export function skillsLoaderFor(
     env,
     searchPath: [pathPrepend, env.PATH ?? '', pathAppend].filter(Boolean).join(delimiter),
     commandEnvKeys: [...COMMAND_ENV_KEYS, ...allowedEnvKeys],
+    unavailable: toolSkillsOff(loaded),
   });
+}
+
+/** Built-in skills about a tool that is switched off: kept out of the prompt (the tool is not there either). */
+function toolSkillsOff(loaded: LoadedConfig): Record<string, string> {
+  return loaded.config.tools.imageGeneration.enabled
+    ? {}
+    : { 'image-generation': 'needs tools.imageGeneration.enabled (the generate_image tool is off)' };
 }
 
 /**

@@ -1,11 +1,12 @@
 /**
  * The capability settings nanobot's Settings pages save: web search (provider, key or base URL, limits, the Jina
- * reader for fetches). Image generation, voice transcription and the WebUI's network access modes have no effect in
- * this version, so their saves are refused with a 501 that says so instead of being stored and ignored.
+ * reader for fetches), and image generation (settings-image.ts). Voice transcription and the WebUI's network access
+ * modes have no effect in this version, so their saves are refused with a 501 that says so instead of being stored.
  */
 import { SEARCH_PROVIDERS } from '../tools/web/search-providers.js';
 import type { ActionHandler } from './api.js';
 import { WebuiApiError } from './api.js';
+import { updateImageGeneration } from './settings-image.js';
 import { has, optionalBool, optionalInt, optionalText } from './settings-input.js';
 import { toolSafetyActions } from './settings-tool-safety.js';
 import { configOf, objectAt, writeAndAnswer } from './settings-write.js';
@@ -79,6 +80,6 @@ export const capabilityActions: Record<string, ActionHandler> = {
   'settings.web_search.update': updateWebSearch,
   'settings.network_safety.update': networkSafety,
   ...toolSafetyActions,
-  'settings.image_generation.update': notInThisVersion('Image generation', 'this version has no image generation tool'),
+  'settings.image_generation.update': updateImageGeneration,
   'settings.transcription.update': notInThisVersion('Voice transcription', 'voice messages are not transcribed here'),
 };

@@ -1,7 +1,7 @@
 /**
  * `GET /api/settings` and the answer of every settings action: nanobot's SettingsPayload (its webui/src/lib/types.ts),
  * built from the config the gateway runs and the provider registry. Secrets appear only as hints. Sections this
- * version cannot act on (image generation, transcription) are shown as configured, read-only.
+ * version cannot act on (transcription) are shown as configured, read-only.
  */
 import { RUNTIME_CAPABILITIES } from '../channels/websocket/bootstrap.js';
 import type { LoadedConfig } from '../config/load.js';
@@ -13,6 +13,7 @@ import { isResolveError } from '../providers/resolve.js';
 import { displayUrl, secretHint } from '../security/secret-hints.js';
 import { SEARCH_PROVIDERS } from '../tools/web/search-providers.js';
 import { packageVersion } from '../util/paths.js';
+import { imageGenerationSection } from './settings-image-section.js';
 import { oauthStates, providerRows } from './settings-providers.js';
 
 type Env = Record<string, string | undefined>;
@@ -158,7 +159,6 @@ function capabilitySections(loaded: LoadedConfig) {
   const { config } = loaded;
   const web = config.tools.web;
   const search = web.search;
-  const image = config.tools.imageGeneration as Record<string, unknown> & { enabled: boolean; provider: string };
   const transcription = config.transcription;
   const known = Object.hasOwn(SEARCH_PROVIDERS, search.provider);
   return {
@@ -185,18 +185,6 @@ function capabilitySections(loaded: LoadedConfig) {
     },
     // No tracing back-end in this version.
     observability: { provider: 'langfuse', configured: false, base_url: 'https://cloud.langfuse.com' },
-    // Not acted on in this version (src/config/unsupported.ts): the values as written, and no provider to pick.
-    image_generation: {
-      enabled: image.enabled,
-      provider: image.provider,
-      provider_configured: false,
-      model: typeof image.model === 'string' ? image.model : 'openai/gpt-5.4-image-2',
-      default_aspect_ratio: typeof image.defaultAspectRatio === 'string' ? image.defaultAspectRatio : '1:1',
-      default_image_size: typeof image.defaultImageSize === 'string' ? image.defaultImageSize : '1K',
-      max_images_per_turn: typeof image.maxImagesPerTurn === 'number' ? image.maxImagesPerTurn : 4,
-      save_dir: typeof image.saveDir === 'string' ? image.saveDir : 'generated',
-      providers: [],
-    },
     transcription: {
       enabled: transcription.enabled,
       provider: transcription.provider ?? 'groq',
@@ -264,6 +252,7 @@ export async function settingsPayload(loaded: LoadedConfig, options: PayloadOpti
   return {
     ...modelSections(loaded, oauth, env),
     ...capabilitySections(loaded),
+    image_generation: await imageGenerationSection(loaded, env),
     ...systemSections(loaded),
     requires_restart: requiresRestart,
     surface: 'browser',

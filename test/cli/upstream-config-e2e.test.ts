@@ -76,7 +76,6 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
   ['tools.web.proxy', (c) => Object.assign(c, { tools: { web: { proxy: 'http://127.0.0.1:3128' } } })],
   ['tools.my', (c) => Object.assign(c, { tools: { my: { allowSet: true } } })],
   ['tools.cliApps', (c) => Object.assign(c, { tools: { cliApps: { enable: false } } })],
-  ['tools.imageGeneration', (c) => Object.assign(c, { tools: { imageGeneration: { enabled: true } } })],
   ['tools.webuiAllowLocalServiceAccess', (c) => Object.assign(c, { tools: { webuiAllowLocalServiceAccess: false } })],
   [
     'tools.webuiAllowRemotePackageInstall',

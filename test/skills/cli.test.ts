@@ -62,7 +62,10 @@ describe('nanobot skills', () => {
     expect(out).toMatch(/\n {2}github +built-in +Work with GitHub/);
     expect(out).toMatch(/\n {2}memory +built-in +How your memory works.*\(always on\)/);
     expect(out).toMatch(/\n {2}weather +workspace +My weather\. \(replaces the built-in\)/);
-    expect(out).toMatch(/Unavailable \(1\):\n {2}tmux +built-in +missing binary: tmux\n/);
+    // image-generation is listed as unavailable while its tool is off (tools.imageGeneration.enabled).
+    expect(out).toMatch(
+      /Unavailable \(2\):\n {2}image-generation +built-in +needs tools\.imageGeneration\.enabled .*\n {2}tmux +built-in +missing binary: tmux\n/,
+    );
     expect(out).toMatch(/Disabled \(1\):\n {2}summarize +built-in +disabled in agents\.defaults\.disabledSkills\n/);
     expect(out).toMatch(
       /Invalid SKILL\.md \(1\):\n {2}broken +workspace {2}(\S+): frontmatter is not valid YAML \(line 3\): /,

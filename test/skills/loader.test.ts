@@ -186,6 +186,7 @@ describe('SkillsLoader', () => {
     expect(list.map((s) => s.name)).toEqual([
       'cron',
       'github',
+      'image-generation',
       'memory',
       'skill-creator',
       'summarize',

@@ -116,7 +116,7 @@ describe('GET /api/settings', () => {
       runtime_surface: 'browser',
       apply_state: { status: 'idle', sections: [] },
       restart_behavior_by_section: { models: 'none' },
-      image_generation: { enabled: false, providers: [] },
+      image_generation: expect.objectContaining({ enabled: false, provider: 'openrouter' }),
       transcription: { enabled: false, providers: [] },
     });
     expect(JSON.stringify(body)).not.toContain('test-key');
@@ -484,7 +484,7 @@ describe('capability settings', () => {
     expect((await act('settings.web_search.update', { provider: 'tavily' })).error.message).toBe('api_key is required');
     expect((await act('settings.web_search.update', { provider: 'bocha', api_key: 'k' })).error.status).toBe(400);
     const before = readFileSync(configPath, 'utf8');
-    for (const action of ['settings.image_generation.update', 'settings.transcription.update']) {
+    for (const action of ['settings.transcription.update']) {
       const refused = await act(action, { enabled: true, provider: 'openrouter', model: 'm' });
       expect([action, refused.error.status]).toEqual([action, 501]);
       expect(refused.error.message).toContain('not supported');

@@ -19,6 +19,7 @@ import type { ProviderOptions } from '../../providers/options.js';
 import { pingModel } from '../../providers/ping.js';
 import { findSpec, PROVIDERS } from '../../providers/registry.js';
 import { isResolveError, type ResolvedProvider } from '../../providers/resolve.js';
+import { IMAGE_PROVIDERS, imageProviderName, imageProviderSettings } from '../../tools/image/providers.js';
 import { errorMessage, UserError } from '../../util/errors.js';
 import type { GlobalOptions } from '../main.js';
 import { setup } from '../setup.js';
@@ -78,6 +79,7 @@ export async function runDoctor(opts: GlobalOptions & DoctorFlags, deps: DoctorD
     await checkCredentials(loaded, resolved, report);
     checkBaseUrl(resolved, report);
   }
+  await checkImageGeneration(loaded, env, report);
   checkSettings(loaded, model, env, report);
   checkFallbacks(loaded, env, report);
   checkPresets(loaded, env, report);
@@ -124,23 +126,78 @@ async function checkCredentials(loaded: LoadedConfig, resolved: ResolvedProvider
   }
 }
 
+/** `tools.imageGeneration`, when enabled: a known provider, its key (or sign-in) and base URL, as for the model. */
+async function checkImageGeneration(loaded: LoadedConfig, env: NodeJS.ProcessEnv, report: Report): Promise<void> {
+  const image = loaded.config.tools.imageGeneration;
+  if (!image.enabled) return;
+  const name = imageProviderName(image.provider);
+  const title = `Image generation ${image.model}`;
+  if (!name) {
+    const known = Object.keys(IMAGE_PROVIDERS).join(', ');
+    report(
+      'fail',
+      title,
+      `unknown provider "${image.provider}"`,
+      `Set tools.imageGeneration.provider to one of ${known}.`,
+    );
+    return;
+  }
+  report('ok', title, `provider ${name}`);
+  const settings = imageProviderSettings(name, loaded.config.providers as Record<string, Record<string, unknown>>, env);
+  if (name === 'openai_codex') {
+    const oauth = findOAuthProvider(name);
+    const token = oauth ? await oauthStatus(join(loaded.dataDir, 'auth'), oauth) : undefined;
+    if (token) report('ok', 'Image sign-in', `OpenAI Codex${token.accountId ? ` as ${token.accountId}` : ''}`);
+    else report('fail', 'Image sign-in', 'OpenAI Codex is not signed in', 'Run `nanobot provider login openai-codex`.');
+    return;
+  }
+  const spec = findSpec(name);
+  if (settings.apiKey) {
+    const from = settings.keySource === 'config' ? `providers.${name}.apiKey` : settings.keySource;
+    report('ok', 'Image API key', `${maskKey(settings.apiKey)} from ${from}`);
+  } else if (settings.keyRequired) {
+    const where = `Set providers.${name}.apiKey in ${loaded.configPath}`;
+    report(
+      'fail',
+      'Image API key',
+      `none for ${name}`,
+      spec?.envKey ? `${where} or export ${spec.envKey}.` : `${where}.`,
+    );
+  } else {
+    report('info', 'Image API key', `none (${name} does not need one)`);
+  }
+  if (name === 'custom' && !settings.apiBase) {
+    report('fail', 'Image base URL', 'the custom image provider needs one', 'Set providers.custom.apiBase.');
+  } else if (settings.apiBase) {
+    checkBaseUrl(
+      { name, apiBase: settings.apiBase, ...(settings.apiKey ? { apiKey: settings.apiKey } : {}) },
+      report,
+      'Image base URL',
+    );
+  }
+}
+
 const LOCAL_HOST =
   /^(localhost|127\.\d+\.\d+\.\d+|\[::1\]|10\.\d+\.\d+\.\d+|192\.168\.\d+\.\d+|172\.(1[6-9]|2\d|3[01])\.\d+\.\d+)$/;
 
-function checkBaseUrl(resolved: ResolvedProvider, report: Report): void {
+function checkBaseUrl(
+  resolved: Pick<ResolvedProvider, 'name' | 'apiBase' | 'apiKey'>,
+  report: Report,
+  title = 'Base URL',
+): void {
   let url: URL;
   try {
     url = new URL(resolved.apiBase);
   } catch {
-    report('fail', 'Base URL', `"${resolved.apiBase}" is not a URL`, `Fix providers.${resolved.name}.apiBase.`);
+    report('fail', title, `"${resolved.apiBase}" is not a URL`, `Fix providers.${resolved.name}.apiBase.`);
     return;
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    report('fail', 'Base URL', `${resolved.apiBase} is not http(s)`, `Fix providers.${resolved.name}.apiBase.`);
+    report('fail', title, `${resolved.apiBase} is not http(s)`, `Fix providers.${resolved.name}.apiBase.`);
   } else if (url.protocol === 'http:' && resolved.apiKey && !LOCAL_HOST.test(url.hostname)) {
-    report('warn', 'Base URL', `${resolved.apiBase} sends the API key unencrypted`, 'Use https:// for remote hosts.');
+    report('warn', title, `${resolved.apiBase} sends the API key unencrypted`, 'Use https:// for remote hosts.');
   } else {
-    report('ok', 'Base URL', resolved.apiBase);
+    report('ok', title, resolved.apiBase);
   }
 }
 

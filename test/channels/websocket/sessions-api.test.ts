@@ -304,7 +304,7 @@ describe('the chat list and old chats, as nanobot reads them', () => {
         { event: 'webui_response', request_id: `x-${i}`, ok: false, error: { status, message } },
       ]);
     }
-    for (const action of ['settings.image_generation.update', 'settings.transcription.update']) {
+    for (const action of ['settings.transcription.update']) {
       const answer = (await request(c, `s-${action}`, action, {})) as { error: { status: number; message: string } };
       expect([action, answer.error.status]).toEqual([action, 501]);
       expect(answer.error.message).toContain('not supported');

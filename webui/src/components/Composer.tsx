@@ -17,12 +17,16 @@ export interface ComposerProps {
 
 const MAX_FILES = 10;
 
+/** Image mode sends the message with the built-in image-generation skill named (`$image-generation …`). */
+export const IMAGE_SKILL_PREFIX = '$image-generation ';
+
 export function Composer({ busy, disabled, onSend, onStop, prefill, commands = [] }: ComposerProps) {
   const { t } = useI18n();
   const [text, setText] = useState('');
   const [files, setFiles] = useState<File[]>([]);
   const [sending, setSending] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
+  const [imageMode, setImageMode] = useState(false);
   const area = useRef<HTMLTextAreaElement>(null);
   const picker = useRef<HTMLInputElement>(null);
 
@@ -61,7 +65,9 @@ export function Composer({ busy, disabled, onSend, onStop, prefill, commands = [
     setSending(true);
     setProblem(null);
     try {
-      await onSend(content.trim(), files);
+      // A slash command is never wrapped: /stop in image mode is still /stop.
+      const trimmed = content.trim();
+      await onSend(imageMode && trimmed && !trimmed.startsWith('/') ? IMAGE_SKILL_PREFIX + trimmed : trimmed, files);
       setText('');
       setFiles([]);
       if (area.current) area.current.style.height = 'auto';
@@ -171,6 +177,24 @@ export function Composer({ busy, disabled, onSend, onStop, prefill, commands = [
             <path d="M16.5 6.5 8.4 14.6a2 2 0 0 0 2.8 2.8l8.5-8.5a4 4 0 0 0-5.7-5.7l-8.8 8.8a6 6 0 0 0 8.5 8.5l7.1-7.1" />
           </svg>
         </button>
+        <button
+          type="button"
+          className={`icon-button${imageMode ? ' active' : ''}`}
+          aria-label={t('composer.imageMode')}
+          title={t('composer.imageMode')}
+          aria-pressed={imageMode}
+          disabled={disabled}
+          onClick={() => {
+            setImageMode(!imageMode);
+            area.current?.focus();
+          }}
+        >
+          <svg viewBox="0 0 24 24" aria-hidden="true">
+            <rect x="3.5" y="4.5" width="17" height="15" rx="2" />
+            <circle cx="9" cy="10" r="1.8" />
+            <path d="m4 18 5.5-5.5 4 4 2.5-2.5 4.5 4.5" />
+          </svg>
+        </button>
         <input
           ref={picker}
           type="file"
@@ -192,7 +216,9 @@ export function Composer({ busy, disabled, onSend, onStop, prefill, commands = [
           ref={area}
           rows={1}
           value={text}
-          placeholder={disabled ? t('composer.connecting') : t('composer.placeholder')}
+          placeholder={
+            disabled ? t('composer.connecting') : imageMode ? t('composer.imagePlaceholder') : t('composer.placeholder')
+          }
           title={t('composer.keys')}
           aria-autocomplete="list"
           aria-controls={paletteOpen && matches?.length ? PALETTE_ID : undefined}

@@ -68,6 +68,8 @@ const en = {
   'composer.send': 'Send',
   'composer.stop': 'Stop',
   'composer.stopHint': 'Stop (/stop)',
+  'composer.imageMode': 'Image mode: describe a picture and the agent creates it',
+  'composer.imagePlaceholder': 'Describe the image to create',
 
   'status.title': 'Status',
   'status.close': 'Close status',

@@ -66,6 +66,8 @@ export default {
   'composer.send': 'Enviar',
   'composer.stop': 'Detener',
   'composer.stopHint': 'Detener (/stop)',
+  'composer.imageMode': 'Modo imagen: describe una imagen y el agente la crea',
+  'composer.imagePlaceholder': 'Describe la imagen que quieres crear',
 
   'status.title': 'Estado',
   'status.close': 'Cerrar el estado',

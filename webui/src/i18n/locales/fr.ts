@@ -67,6 +67,8 @@ export default {
   'composer.send': 'Envoyer',
   'composer.stop': 'Arrêter',
   'composer.stopHint': 'Arrêter (/stop)',
+  'composer.imageMode': 'Mode image : décrivez une image et l’agent la crée',
+  'composer.imagePlaceholder': 'Décrivez l’image à créer',
 
   'status.title': 'État',
   'status.close': 'Fermer l’état',

@@ -67,6 +67,8 @@ export default {
   'composer.send': 'Kirim',
   'composer.stop': 'Hentikan',
   'composer.stopHint': 'Hentikan (/stop)',
+  'composer.imageMode': 'Mode gambar: jelaskan gambar dan agen membuatnya',
+  'composer.imagePlaceholder': 'Jelaskan gambar yang ingin dibuat',
 
   'status.title': 'Status',
   'status.close': 'Tutup status',

@@ -67,6 +67,8 @@ export default {
   'composer.send': '送信',
   'composer.stop': '停止',
   'composer.stopHint': '停止（/stop）',
+  'composer.imageMode': '画像モード：説明した画像をエージェントが作成します',
+  'composer.imagePlaceholder': '作成する画像を説明してください',
 
   'status.title': 'ステータス',
   'status.close': 'ステータスを閉じる',

@@ -66,6 +66,8 @@ export default {
   'composer.send': '보내기',
   'composer.stop': '중지',
   'composer.stopHint': '중지 (/stop)',
+  'composer.imageMode': '이미지 모드: 그림을 설명하면 에이전트가 만들어 줍니다',
+  'composer.imagePlaceholder': '만들 이미지를 설명하세요',
 
   'status.title': '상태',
   'status.close': '상태 닫기',

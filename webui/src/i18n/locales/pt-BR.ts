@@ -66,6 +66,8 @@ export default {
   'composer.send': 'Enviar',
   'composer.stop': 'Parar',
   'composer.stopHint': 'Parar (/stop)',
+  'composer.imageMode': 'Modo imagem: descreva uma imagem e o agente a cria',
+  'composer.imagePlaceholder': 'Descreva a imagem a criar',
 
   'status.title': 'Status',
   'status.close': 'Fechar status',

@@ -66,6 +66,8 @@ export default {
   'composer.send': 'Gửi',
   'composer.stop': 'Dừng',
   'composer.stopHint': 'Dừng (/stop)',
+  'composer.imageMode': 'Chế độ hình ảnh: mô tả một bức ảnh và tác tử sẽ tạo nó',
+  'composer.imagePlaceholder': 'Mô tả hình ảnh cần tạo',
 
   'status.title': 'Trạng thái',
   'status.close': 'Đóng trạng thái',

@@ -65,6 +65,8 @@ export default {
   'composer.send': '发送',
   'composer.stop': '停止',
   'composer.stopHint': '停止（/stop）',
+  'composer.imageMode': '图片模式：描述一张图片，由智能体生成',
+  'composer.imagePlaceholder': '描述要生成的图片',
 
   'status.title': '状态',
   'status.close': '关闭状态面板',

@@ -65,6 +65,8 @@ export default {
   'composer.send': '送出',
   'composer.stop': '停止',
   'composer.stopHint': '停止（/stop）',
+  'composer.imageMode': '圖片模式：描述一張圖片，由智慧體產生',
+  'composer.imagePlaceholder': '描述要產生的圖片',
 
   'status.title': '狀態',
   'status.close': '關閉狀態面板',
