@@ -29,6 +29,7 @@ export const ON_DEMAND_USES: Readonly<Record<string, readonly string[]>> = {
   matrix: ['matrix-js-sdk', '@matrix-org/matrix-sdk-crypto-wasm', 'fake-indexeddb'],
   mattermost: ['@mattermost/client'],
   mochat: ['socket.io-client', 'socket.io-msgpack-parser'],
+  dingtalk: ['dingtalk-stream'],
   msteams: ['jose'],
   whatsapp: ['baileys'],
   email: ['imapflow', 'nodemailer'],
