@@ -86,6 +86,8 @@ export interface FakeDingtalk {
   expireTokens(): void;
   /** false: pushed frames are recorded but not sent (a connection that lost them). */
   delivering: boolean;
+  /** false: ACKs are lost on the way (so DingTalk sends those frames again on the next connection). */
+  takingAcks: boolean;
   messagesIn(chatId: string): string[];
   serveFile(name: string, data: Buffer, contentType?: string): void;
   /** A downloadCode the robot API turns into this URL (any URL, for attacks). */
@@ -249,7 +251,7 @@ export async function startFakeDingtalk(options: FakeDingtalkOptions = {}): Prom
       ping(frame);
       return;
     }
-    if (frame.code === 200) pending.delete(id);
+    if (frame.code === 200 && fake.takingAcks) pending.delete(id);
   }
 
   function downstream(type: string, topic: string, data: string, messageId: string): string {
@@ -302,6 +304,7 @@ export async function startFakeDingtalk(options: FakeDingtalkOptions = {}): Prom
     frames,
     registrations,
     delivering: true,
+    takingAcks: true,
     fileRequests,
     refusedTokens: () => refused,
     tokens: () => [...issuedTokens],
