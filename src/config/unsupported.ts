@@ -97,6 +97,11 @@ const CHANNEL_KEYS_NOT_ACTED_ON: readonly UnsupportedKey[] = [
     reason: PROBABILITY,
     isSet: (value) => isPlainObject(value) && Object.values(value).some(isProbability),
   },
+  ...channelKeys(
+    'dingtalk',
+    'the agent sends local files here, so remote media URLs (and their redirects) are never fetched for sending',
+    { allowRemoteMediaRedirects: false, remoteMediaRedirectAllowedHosts: [] },
+  ),
   {
     path: 'channels.qq.mediaDir',
     reason: 'attachments are saved under ~/.nanobot/media like every channel’s (upstream’s custom folder is not used)',
@@ -211,7 +216,7 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
     path: 'channels.transcriptionLanguage',
     reason: 'voice messages are not transcribed yet (deprecated upstream: transcription.language)',
   },
-  ...['dingtalk', 'wecom'].map((name) => ({
+  ...['wecom'].map((name) => ({
     path: `channels.${name}`,
     reason: MISSING_CHANNEL,
     isSet: enabled,

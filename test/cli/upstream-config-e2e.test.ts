@@ -85,7 +85,7 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
   ['transcription', (c) => Object.assign(c, { transcription: { provider: 'groq' } })],
   ['channels.transcriptionProvider', (c) => Object.assign(c, { channels: { transcriptionProvider: 'openai' } })],
   ['channels.transcriptionLanguage', (c) => Object.assign(c, { channels: { transcriptionLanguage: 'de' } })],
-  ...['dingtalk', 'wecom'].map((name): [string, (c: ConfigJson) => void] => [
+  ...['wecom'].map((name): [string, (c: ConfigJson) => void] => [
     `channels.${name}`,
     (c) => Object.assign(c, { channels: { websocket: { enabled: false }, [name]: { enabled: true } } }),
   ]),
@@ -127,6 +127,8 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
       ['weixin', 'blockStreamingMaxMessages', 2],
       ['napcat', 'groupPolicy', 0.3],
       ['napcat', 'groupPolicyOverrides', { '123456': 0.5 }],
+      ['dingtalk', 'allowRemoteMediaRedirects', true],
+      ['dingtalk', 'remoteMediaRedirectAllowedHosts', ['cdn.example.com']],
       ['qq', 'mediaDir', '/srv/qq-media'],
       ['qq', 'downloadChunkSize', 65_536],
       ['whatsapp', 'bridgeUrl', 'ws://127.0.0.1:3001'],
