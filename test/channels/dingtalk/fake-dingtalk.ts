@@ -86,6 +86,8 @@ export interface FakeDingtalk {
   expireTokens(): void;
   /** false: pushed frames are recorded but not sent (a connection that lost them). */
   delivering: boolean;
+  /** The endpoint connections/open names (default: this fake's own WebSocket). */
+  endpoint?: string;
   /** false: ACKs are lost on the way (so DingTalk sends those frames again on the next connection). */
   takingAcks: boolean;
   messagesIn(chatId: string): string[];
@@ -162,7 +164,7 @@ export async function startFakeDingtalk(options: FakeDingtalkOptions = {}): Prom
       const ticket = `ticket-${registrations.length}-${Math.random().toString(36).slice(2)}`;
       tickets.add(ticket);
       const { port } = server.address() as AddressInfo;
-      return json(res, 200, { endpoint: `ws://127.0.0.1:${port}/connect`, ticket });
+      return json(res, 200, { endpoint: fake.endpoint ?? `ws://127.0.0.1:${port}/connect`, ticket });
     }
     if (req.method === 'POST' && path.startsWith('/v1.0/robot/')) {
       if (!tokenOk(req)) {
