@@ -147,7 +147,7 @@ describe('dingtalk: files', () => {
       '/files/relative.png',
       `${run.dingtalk.url}/redirect?to=${encodeURIComponent(`${internal.url}/via-redirect.png`)}`,
     ];
-    targets.forEach((url, i) => run.dingtalk.downloadCode(`evil-${i}`, url));
+    for (const [i, url] of targets.entries()) run.dingtalk.downloadCode(`evil-${i}`, url);
     run.llm.enqueue({ text: 'Nothing to see.' });
     run.dingtalk.userSays({
       chatId: OWNER,

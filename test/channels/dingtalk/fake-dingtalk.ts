@@ -368,7 +368,9 @@ export async function startFakeDingtalk(options: FakeDingtalkOptions = {}): Prom
       files.set(name, { data, type: contentType });
       codes.set(`code-${name}`, `${url}/files/${encodeURIComponent(name)}`);
     },
-    downloadCode: (code, target) => codes.set(code, target),
+    downloadCode(code, target) {
+      codes.set(code, target);
+    },
     drop() {
       dropped = true;
       for (const ws of sockets) ws.terminate();
