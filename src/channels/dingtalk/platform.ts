@@ -42,8 +42,7 @@ export class DingtalkPlatform implements ChatPlatform {
     threads: false,
     buttons: false,
   };
-  private readonly api: DingtalkApi;
-  private readonly trustedOrigin: string;
+  private client?: { key: string; api: DingtalkApi };
   private connection?: StreamConnection;
   /** The connection still on its way to open: a disconnect ends it too. */
   private opening?: StreamConnection;
@@ -52,10 +51,15 @@ export class DingtalkPlatform implements ChatPlatform {
   /** Who wrote each recent message in a group (for the @name line of a reply that quotes it). */
   private readonly senders = new Map<string, string>();
 
-  constructor(private readonly options: DingtalkPlatformOptions) {
-    const settings = options.settings();
-    this.api = new DingtalkApi(settings);
-    this.trustedOrigin = new URL(settings.apiBase).origin;
+  constructor(private readonly options: DingtalkPlatformOptions) {}
+
+  /** The API client for the current credentials and addresses (a config reload that changes them gets a new one). */
+  private get api(): DingtalkApi {
+    const { clientId, clientSecret, apiBase, oapiBase } = this.options.settings();
+    const key = JSON.stringify([clientId, clientSecret, apiBase, oapiBase]);
+    if (this.client?.key !== key)
+      this.client = { key, api: new DingtalkApi({ clientId, clientSecret, apiBase, oapiBase }) };
+    return this.client.api;
   }
 
   async connect(link: PlatformLink): Promise<void> {
@@ -134,7 +138,8 @@ export class DingtalkPlatform implements ChatPlatform {
     const settings = this.options.settings();
     const read = readRobotMessage(data, {
       groupUserIsolation: settings.groupUserIsolation,
-      open: async (code, signal) => openDownload(await this.api.downloadUrl(code), this.trustedOrigin, signal),
+      open: async (code, signal) =>
+        openDownload(await this.api.downloadUrl(code), new URL(settings.apiBase).origin, signal),
     });
     const ack = () => {
       if (messageId) from.ack(messageId);
@@ -190,7 +195,7 @@ export function chatOf(chatId: string): RobotChat {
 
 /** The message's title (shown in notifications and the chat list): its first line, without Markdown. */
 function titleOf(markdown: string): string {
-  const first = markdown.split('\n').find((line) => line.trim() !== '') ?? '';
+  const first = markdown.split('\n').find((line) => line.trim() !== '' && !/^\s*(`{3,}|~{3,})/.test(line)) ?? '';
   const plain = first
     .replace(/[`*_#>[\]()!~|]/g, '')
     .trim()
