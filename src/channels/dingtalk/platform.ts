@@ -151,12 +151,13 @@ export class DingtalkPlatform implements ChatPlatform {
     }
     if (read.chatType === 'group' && read.sender.name) this.remember(read.id, read.sender.name);
     this.enqueue(read.chatId, link.log, async () => {
-      if (read.chatType === 'direct' && settings.disablePrivateChat) {
-        await this.notifyPrivateChatDisabled(read, link);
-      } else {
-        await link.receive(read);
+      try {
+        if (read.chatType === 'direct' && settings.disablePrivateChat) await this.notifyPrivateChatDisabled(read, link);
+        else await link.receive(read);
+      } finally {
+        // Even when handling failed: a redelivery would be dropped as a duplicate, so DingTalk can stop sending it.
+        ack();
       }
-      ack();
     });
   }
 
