@@ -78,6 +78,22 @@ describe('dingtalk channel', () => {
     await eventually(() => expect(run.dingtalk.unacked()).toEqual([]));
   });
 
+  it('groupPolicy: "open" also answers group messages that do not @ the robot; "allowlist" only the listed groups', async () => {
+    const openRun = await start({ groupPolicy: 'open' });
+    openRun.llm.enqueue({ text: 'Heard it anyway.' });
+    openRun.dingtalk.userSays({ chatId: GROUP, staffId: MEMBER, text: 'no mention here', isInAtList: false });
+    await eventually(() => expect(openRun.dingtalk.messagesIn(GROUP)).toEqual(['Heard it anyway.']));
+
+    const listed = await start({ groupPolicy: 'allowlist', groupAllowFrom: [GROUP] });
+    listed.llm.enqueue({ text: 'Listed group.' });
+    listed.dingtalk.userSays({ chatId: 'group:cidOtherGroup', staffId: MEMBER, text: 'hello' });
+    listed.dingtalk.userSays({ chatId: GROUP, staffId: MEMBER, text: 'hello', isInAtList: false });
+    await eventually(() => expect(listed.dingtalk.messagesIn(GROUP)).toEqual(['Listed group.']));
+    await quiet();
+    expect(listed.dingtalk.messagesIn('group:cidOtherGroup')).toEqual([]);
+    expect(listed.llm.requests).toHaveLength(1);
+  });
+
   it('replyToMessage in a group names the sender on a line of its own, escaped', async () => {
     const run = await start({ replyToMessage: true });
     run.llm.enqueue({ text: 'Done.' });
