@@ -17,6 +17,8 @@ import type { DingtalkApi } from './api.js';
 import type { DingtalkSdk } from './index.js';
 
 const OPEN_TIMEOUT_MS = 15_000;
+/** How long a connection DingTalk asked us to leave may still carry ACKs. */
+const DISCONNECT_GRACE_MS = 10_000;
 const UA = 'nanobot-ts';
 
 /** A CALLBACK frame as the SDK hands it over. */
@@ -45,7 +47,7 @@ export interface StreamConnectionOptions {
   clientSecret: string;
   log: Logger;
   onCallback(frame: CallbackFrame, connection: StreamConnection): void;
-  /** The connection ended (closed by either side, or DingTalk asked us to reconnect); not called after `close()`. */
+  /** The connection ended (closed by DingTalk or the network, or DingTalk asked us to reconnect); not after `close()`. */
   onLost(error: Error): void;
 }
 
@@ -130,15 +132,21 @@ export class StreamConnection {
         }
       });
     socket.on('message', (raw) => {
-      if (isDisconnectFrame(raw)) this.lost(new Error('DingTalk asked for a new Stream connection'));
+      if (!isDisconnectFrame(raw)) return;
+      // A new connection is opened at once; this one stays for the ACKs still on their way until DingTalk closes it.
+      this.lost(new Error('DingTalk asked for a new Stream connection'));
+      setTimeout(() => this.close(), DISCONNECT_GRACE_MS).unref();
     });
-    socket.on('close', () => this.lost(new Error('the DingTalk Stream connection closed')));
+    socket.on('close', () => {
+      const wasClosed = this.closed;
+      this.close();
+      if (!wasClosed) this.lost(new Error('the DingTalk Stream connection closed'));
+    });
   }
 
   private lost(error: Error): void {
-    if (this.closed || this.lostReported) return;
+    if (this.lostReported) return;
     this.lostReported = true;
-    this.close();
     this.options.onLost(error);
   }
 }

@@ -234,7 +234,7 @@ export async function startFakeDingtalk(options: FakeDingtalkOptions = {}): Prom
       ws.on('close', () => sockets.delete(ws));
       ws.on('message', (raw) => onFrame(String(raw)));
       // What was pushed and never answered comes again on the new connection.
-      for (const entry of pending.values()) deliver(entry);
+      for (const entry of pending.values()) deliver(entry, ws);
     });
   });
 
@@ -272,15 +272,15 @@ export async function startFakeDingtalk(options: FakeDingtalkOptions = {}): Prom
     });
   }
 
-  function deliver(entry: Pending): void {
+  /** To one connection, as DingTalk does: the newest (the one a client that was asked to leave has just opened). */
+  function deliver(entry: Pending, to?: WebSocket): void {
     if (!fake.delivering || dropped) return;
-    for (const ws of sockets) {
-      if (ws.readyState !== ws.OPEN) continue;
-      entry.deliveries += 1;
-      const msgId = msgIdOf(entry.frame);
-      if (msgId) deliveries.set(msgId, (deliveries.get(msgId) ?? 0) + 1);
-      ws.send(entry.frame);
-    }
+    const ws = to ?? [...sockets].filter((socket) => socket.readyState === socket.OPEN).at(-1);
+    if (!ws) return;
+    entry.deliveries += 1;
+    const msgId = msgIdOf(entry.frame);
+    if (msgId) deliveries.set(msgId, (deliveries.get(msgId) ?? 0) + 1);
+    ws.send(entry.frame);
   }
 
   function push(data: unknown, topic = ROBOT_TOPIC): string {
