@@ -84,9 +84,13 @@ export class DingtalkPlatform implements ChatPlatform {
     } finally {
       if (this.opening === connection) this.opening = undefined;
     }
-    if (generation !== this.generation) {
+    if (generation !== this.generation || connection.ended) {
       connection.close();
-      throw new Error('dingtalk was disconnected while connecting');
+      throw new Error(
+        connection.ended
+          ? 'the DingTalk Stream connection ended as it opened'
+          : 'dingtalk was disconnected while connecting',
+      );
     }
     this.connection = connection;
     link.log.info(`connected to DingTalk Stream Mode as robot ${settings.clientId}`);

@@ -98,6 +98,11 @@ export class StreamConnection {
     }
   }
 
+  /** Lost or closed already (a connection that ends while `open` resolves must not be taken as connected). */
+  get ended(): boolean {
+    return this.closed || this.lostReported;
+  }
+
   /** Tells DingTalk this frame is handled (it is not redelivered). A closed connection drops the ACK. */
   ack(messageId: string): void {
     if (this.closed) return;
