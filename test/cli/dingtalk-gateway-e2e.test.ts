@@ -5,33 +5,24 @@
  * message pushed meanwhile answered once), renews an access token DingTalk stopped taking, and keeps the secret and
  * the access tokens out of its output.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../channels/contract.js';
 import { CLIENT_ID, CLIENT_SECRET, type FakeDingtalk, startFakeDingtalk } from '../channels/dingtalk/fake-dingtalk.js';
 import { type FakeLLM, startFakeLLM } from '../helpers/fake-llm.js';
-import { editConfig, runCli, type SpawnedCli, spawnCli, tempHome } from './cli-helpers.js';
+import { cleanupsAfterEach, homeWithChannel, type RunningGateway, spawnGateway } from './channel-e2e.js';
 
 const OWNER = 'manager4821';
 const MEMBER = 'staff0042';
 const GROUP = 'group:cidQ8m1pZr3xGroup==';
 
-let cleanups: (() => Promise<unknown> | unknown)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  cleanups = [];
-});
+const cleanup = cleanupsAfterEach();
 
-async function gatewayWith(dingtalk: FakeDingtalk, llm: FakeLLM): Promise<SpawnedCli> {
-  const home = tempHome();
-  expect((await runCli(['onboard'], home)).code).toBe(0);
-  editConfig(home, (c) => {
-    c.agents.defaults.provider = 'custom';
-    c.agents.defaults.model = 'test-model';
-    c.providers.custom = { apiKey: 'k', apiBase: `${llm.url}/v1` };
-    const channels = c.channels as Record<string, Record<string, unknown>>;
-    channels.websocket = { ...channels.websocket, enabled: false };
-    // Upstream's keys (snake_case as its older configs have them), plus the fake's addresses.
-    channels.dingtalk = {
+async function gatewayWith(dingtalk: FakeDingtalk, llm: FakeLLM): Promise<RunningGateway> {
+  // Upstream's keys (snake_case as its older configs have them), plus the fake's addresses.
+  const home = await homeWithChannel(
+    'dingtalk',
+    llm,
+    {
       enabled: true,
       client_id: CLIENT_ID,
       client_secret: CLIENT_SECRET,
@@ -39,21 +30,17 @@ async function gatewayWith(dingtalk: FakeDingtalk, llm: FakeLLM): Promise<Spawne
       group_user_isolation: false,
       api_base: dingtalk.url,
       oapi_base: dingtalk.url,
-    };
-  });
-  const gateway = spawnCli(['gateway', '--port', '0'], home);
-  cleanups.push(async () => {
-    gateway.child.kill('SIGTERM');
-    await gateway.exited;
-  });
-  return gateway;
+    },
+    { asWritten: true },
+  );
+  return spawnGateway(home, cleanup);
 }
 
 describe('nanobot gateway with channels.dingtalk', () => {
   it('answers a DingTalk user and a group @-message, recovers from a drop and a dead token, never prints the secret', async () => {
     const dingtalk = await startFakeDingtalk();
     const llm = await startFakeLLM();
-    cleanups.push(
+    cleanup(
       () => dingtalk.close(),
       () => llm.close(),
     );

@@ -6,8 +6,6 @@
  * of the logs.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DingtalkSettings, dingtalkChannel, loadSdk } from '../../src/channels/dingtalk/index.js';
@@ -26,6 +24,7 @@ import {
 } from '../channels/dingtalk/helpers.js';
 import { healthOf, startChannelGateway, writeChannelConfig } from '../channels/gateway-harness.js';
 import { startFakeLLM } from '../helpers/fake-llm.js';
+import { tripwire as tripwireServer } from './http-helpers.js';
 
 const STRANGER = 'stranger9001';
 const open: DingtalkGatewayRun[] = [];
@@ -42,17 +41,7 @@ async function running(settings: Record<string, unknown> = {}) {
   return run;
 }
 
-/** A loopback server that must never be asked for anything. */
-async function tripwire(): Promise<{ url: string; hits: string[] }> {
-  const hits: string[] = [];
-  const server = http.createServer((req, res) => {
-    hits.push(req.url ?? '');
-    res.end('internal secret');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits };
-}
+const tripwire = () => tripwireServer((close) => cleanups.push(close));
 
 const mediaFiles = (run: DingtalkGatewayRun) => {
   const dir = join(run.dataDir, 'media', 'dingtalk');

@@ -8,27 +8,13 @@
 import { readFile, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { createNetworkPolicy, type NetworkPolicy } from '../../security/network.js';
+import { mimeTypeOf } from '../media.js';
 import type { OutgoingFile } from '../platform.js';
 import type { UploadType } from './api.js';
 import { zipOne } from './zip.js';
 
 /** DingTalk takes uploads of this size at most. */
 export const MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
-
-const MIME_TYPES: Record<string, string> = {
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.png': 'image/png',
-  '.gif': 'image/gif',
-  '.bmp': 'image/bmp',
-  '.webp': 'image/webp',
-  '.amr': 'audio/amr',
-  '.mp3': 'audio/mpeg',
-  '.wav': 'audio/wav',
-  '.mp4': 'video/mp4',
-  '.pdf': 'application/pdf',
-  '.zip': 'application/zip',
-};
 
 let network: NetworkPolicy | undefined;
 const guard = () => {
@@ -86,5 +72,5 @@ export async function prepareUpload(file: OutgoingFile): Promise<Upload> {
   const type: UploadType =
     ext === '.zip' ? 'file' : file.kind === 'image' ? 'image' : file.kind === 'audio' ? 'voice' : file.kind;
   const fileType = (ext.slice(1) || 'bin').replace(/^jpeg$/, 'jpg');
-  return { type, data, name, mimeType: MIME_TYPES[ext] ?? 'application/octet-stream', fileType };
+  return { type, data, name, mimeType: mimeTypeOf(name), fileType };
 }
