@@ -245,7 +245,7 @@ describe('keys set but not acted on, and unknown keys, are named', () => {
     const home = await configuredHome((c) => {
       c.providers.custom = { apiKey: 'k', apiBase: `${fake?.url}/v1` };
       Object.assign(c, {
-        channels: { websocket: { enabled: false }, dingtalk: { enabled: true }, sendProgres: false },
+        channels: { websocket: { enabled: false }, wecom: { enabled: true }, sendProgres: false },
         tools: { my: { allowSet: true } },
       });
     });
@@ -258,7 +258,7 @@ describe('keys set but not acted on, and unknown keys, are named', () => {
     await eventually(() => gateway.output().includes('gateway: listening on'), { timeoutMs: 20_000 });
     const log = gateway.output();
     expect(log).toContain('config: not supported in this version: tools.my (allowSet)');
-    expect(log).toContain('config: not supported in this version: channels.dingtalk');
+    expect(log).toContain('config: not supported in this version: channels.wecom');
     expect(log).toContain('config: unknown key channels.sendProgres, ignored — did you mean `sendProgress`?');
     const logFile = readFileSync(join(home, '.nanobot', 'logs', 'gateway.log'), 'utf8');
     expect(logFile).toContain('config: not supported in this version: tools.my (allowSet)');
