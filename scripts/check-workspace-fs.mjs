@@ -33,6 +33,8 @@ const ALLOWED = {
     'opens outbound media: copies the message tool made under ~/.nanobot/media after its check',
   'src/channels/matrix/media.ts':
     'opens outbound media: copies the message tool made under ~/.nanobot/media after its check',
+  'src/channels/dingtalk/media.ts':
+    'opens outbound media: copies the message tool made under ~/.nanobot/media after its check',
   'src/channels/matrix/crypto-store.ts': 'Matrix encryption key store under ~/.nanobot',
   'src/channels/matrix/session.ts': 'Matrix session file under ~/.nanobot',
   'src/channels/mattermost/rest.ts':

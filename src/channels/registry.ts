@@ -8,6 +8,7 @@ import type { Config } from '../config/schema.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import type { Channel } from './channel.js';
 import { DEFAULT_INSTANCE, type RegisteredChannel, runtimeName } from './definition.js';
+import { dingtalkChannel } from './dingtalk/index.js';
 import { discordChannel } from './discord/index.js';
 import { emailChannel } from './email/index.js';
 import { feishuChannel } from './feishu/index.js';
@@ -44,6 +45,7 @@ export const CHANNEL_DEFINITIONS: readonly RegisteredChannel[] = [
   weixinChannel,
   mochatChannel,
   wecomChannel,
+  dingtalkChannel,
 ];
 
 /** Every channel's settings schema by name, for config notices (unknown keys inside channel blocks). */

@@ -97,6 +97,11 @@ const CHANNEL_KEYS_NOT_ACTED_ON: readonly UnsupportedKey[] = [
     reason: PROBABILITY,
     isSet: (value) => isPlainObject(value) && Object.values(value).some(isProbability),
   },
+  ...channelKeys(
+    'dingtalk',
+    'the agent sends local files here, so remote media URLs (and their redirects) are never fetched for sending',
+    { allowRemoteMediaRedirects: false, remoteMediaRedirectAllowedHosts: [] },
+  ),
   {
     path: 'channels.qq.mediaDir',
     reason: 'attachments are saved under ~/.nanobot/media like every channel’s (upstream’s custom folder is not used)',
@@ -137,8 +142,6 @@ function channelKeys(name: string, reason: string, defaults: Record<string, unkn
     ...(value === null ? {} : { default: value }),
   }));
 }
-const MISSING_CHANNEL = 'channel not in nanobot-ts yet (a later issue adds it); the gateway does not start it';
-
 export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   {
     path: 'agents.defaults.contextBlockLimit',
@@ -198,11 +201,6 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
     path: 'channels.transcriptionLanguage',
     reason: 'voice messages are not transcribed yet (deprecated upstream: transcription.language)',
   },
-  ...['dingtalk'].map((name) => ({
-    path: `channels.${name}`,
-    reason: MISSING_CHANNEL,
-    isSet: enabled,
-  })),
   ...CHANNEL_KEYS_NOT_ACTED_ON,
 ];
 

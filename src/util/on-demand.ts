@@ -30,6 +30,7 @@ export const ON_DEMAND_USES: Readonly<Record<string, readonly string[]>> = {
   mattermost: ['@mattermost/client'],
   wecom: ['@wecom/aibot-node-sdk'],
   mochat: ['socket.io-client', 'socket.io-msgpack-parser'],
+  dingtalk: ['dingtalk-stream'],
   msteams: ['jose'],
   whatsapp: ['baileys'],
   email: ['imapflow', 'nodemailer'],

@@ -84,10 +84,6 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
   ['transcription', (c) => Object.assign(c, { transcription: { provider: 'groq' } })],
   ['channels.transcriptionProvider', (c) => Object.assign(c, { channels: { transcriptionProvider: 'openai' } })],
   ['channels.transcriptionLanguage', (c) => Object.assign(c, { channels: { transcriptionLanguage: 'de' } })],
-  ...['dingtalk'].map((name): [string, (c: ConfigJson) => void] => [
-    `channels.${name}`,
-    (c) => Object.assign(c, { channels: { websocket: { enabled: false }, [name]: { enabled: true } } }),
-  ]),
   // Keys of upstream's blocks for channels we have, which those channels do not read: each set to a non-default.
   ...(
     [
@@ -126,6 +122,8 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
       ['weixin', 'blockStreamingMaxMessages', 2],
       ['napcat', 'groupPolicy', 0.3],
       ['napcat', 'groupPolicyOverrides', { '123456': 0.5 }],
+      ['dingtalk', 'allowRemoteMediaRedirects', true],
+      ['dingtalk', 'remoteMediaRedirectAllowedHosts', ['cdn.example.com']],
       ['qq', 'mediaDir', '/srv/qq-media'],
       ['qq', 'downloadChunkSize', 65_536],
       ['whatsapp', 'bridgeUrl', 'ws://127.0.0.1:3001'],
@@ -242,7 +240,7 @@ describe('keys set but not acted on, and unknown keys, are named', () => {
     const home = await configuredHome((c) => {
       c.providers.custom = { apiKey: 'k', apiBase: `${fake?.url}/v1` };
       Object.assign(c, {
-        channels: { websocket: { enabled: false }, dingtalk: { enabled: true }, sendProgres: false },
+        channels: { websocket: { enabled: false }, telegram: { reactEmoji: '🔥' }, sendProgres: false },
         tools: { my: { allowSet: true } },
       });
     });
@@ -255,7 +253,7 @@ describe('keys set but not acted on, and unknown keys, are named', () => {
     await eventually(() => gateway.output().includes('gateway: listening on'), { timeoutMs: 20_000 });
     const log = gateway.output();
     expect(log).toContain('config: not supported in this version: tools.my (allowSet)');
-    expect(log).toContain('config: not supported in this version: channels.dingtalk');
+    expect(log).toContain('config: not supported in this version: channels.telegram.reactEmoji');
     expect(log).toContain('config: unknown key channels.sendProgres, ignored — did you mean `sendProgress`?');
     const logFile = readFileSync(join(home, '.nanobot', 'logs', 'gateway.log'), 'utf8');
     expect(logFile).toContain('config: not supported in this version: tools.my (allowSet)');

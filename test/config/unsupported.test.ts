@@ -140,6 +140,11 @@ const UPSTREAM_PATHS: readonly string[] = [
      blockStreamingMinChars blockStreamingMaxMessages`,
   ),
   ...each(
+    'channels.dingtalk',
+    `enabled clientId clientSecret allowFrom allowRemoteMediaRedirects remoteMediaRedirectAllowedHosts
+     groupUserIsolation disablePrivateChat`,
+  ),
+  ...each(
     'channels.qq',
     'enabled appId secret allowFrom msgFormat ackMessage mediaDir downloadChunkSize downloadMaxBytes',
   ),

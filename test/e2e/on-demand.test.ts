@@ -120,7 +120,7 @@ describe('channel SDKs installed on demand (installed package)', () => {
     const unknown = await nanobot(['channels', 'install', 'websocket'], home);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain(
-      'telegram, discord, slack, feishu, matrix, mattermost, wecom, mochat, msteams, whatsapp, email, bedrock',
+      'telegram, discord, slack, feishu, matrix, mattermost, wecom, mochat, dingtalk, msteams, whatsapp, email, bedrock',
     );
   });
 });
