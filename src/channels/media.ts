@@ -125,7 +125,9 @@ export async function saveAttachment(attachment: IncomingAttachment, dir: string
     await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
     return path;
   } catch (err) {
-    out.destroy();
+    // The file is opened asynchronously: wait until the stream is closed, or an open still under way would create
+    // the file again after it was removed.
+    if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()).destroy());
     await rm(path, { force: true });
     if (err instanceof AttachmentTooLarge) throw err;
     throw new Error(`download failed: ${errorMessage(err)}`);
