@@ -16,7 +16,6 @@ export interface UnsupportedKey {
   isSet?: (value: unknown) => boolean;
 }
 
-const enabled = (value: unknown) => isPlainObject(value) && value.enabled === true;
 /** Upstream's NapCat group policy may be a reply probability; 0 and 1 are mention and open. */
 const isProbability = (value: unknown) => typeof value === 'number' && value !== 0 && value !== 1;
 const PROBABILITY =
