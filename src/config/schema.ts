@@ -125,6 +125,9 @@ export const ChannelsSchema = z
     sendMaxRetries: z.int().nonnegative().default(3),
     /** Seconds one channel start may take before it counts as failed (logged, retried with backoff). */
     startTimeout: z.number().positive().default(60),
+    /** Deprecated upstream (read when `transcription.provider` / `.language` are unset). */
+    transcriptionProvider: z.string().nullish(),
+    transcriptionLanguage: z.string().nullish(),
     /** The WebSocket channel and the WebUI: on by default, on loopback, behind a token (README "WebUI" lists its keys). */
     websocket: ChannelBlockSchema.extend({
       enabled: z.boolean().default(true),

@@ -53,7 +53,7 @@ export async function startFakeVoiceApi(options: { transcript?: string; key?: st
     });
   });
 
-  function route(request: VoiceRequest, res: http.ServerResponse): void {
+  function route(request: VoiceRequest, res: http.ServerResponse) {
     const { path, method } = request;
     if (method === 'POST' && path.endsWith('/audio/transcriptions')) return json(res, 200, { text: ` ${transcript} ` });
     if (method === 'POST' && path.endsWith('/chat/completions'))
