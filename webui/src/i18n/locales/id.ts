@@ -67,6 +67,16 @@ export default {
   'composer.send': 'Kirim',
   'composer.stop': 'Hentikan',
   'composer.stopHint': 'Hentikan (/stop)',
+  'voice.record': 'Rekam pesan suara',
+  'voice.stop': 'Berhenti merekam dan transkripsikan',
+  'voice.transcribing': 'Mentranskripsikan…',
+  'voice.unsupported': 'Peramban ini tidak dapat merekam audio',
+  'voice.denied': 'Akses mikrofon ditolak',
+  'voice.failed': 'Tidak dapat mentranskripsikan rekaman ({detail})',
+  'voice.notConfigured':
+    'Input suara memerlukan penyedia transkripsi: atur transcription.provider dan kunci API-nya (providers.<name>.apiKey) di config.json',
+  'voice.empty': 'Tidak ada ucapan yang dikenali',
+  'voice.tooLong': 'Rekaman terlalu panjang',
 
   'status.title': 'Status',
   'status.close': 'Tutup status',
