@@ -70,7 +70,7 @@ describe('nanobot gateway with transcription and tts', () => {
     api.userSays({ chatId: OWNER.id, from: OWNER, voice: { content: Buffer.from('OggS-a-voice-note') } });
     await eventually(() => expect(api.callsOf('sendVoice')).toHaveLength(1), 20_000).catch(fail);
     expect(api.messagesIn(OWNER.id).map((m) => m.text)).toEqual(['I will remind you.']);
-    const user = JSON.stringify((llm.requests.at(-1)?.body.messages as unknown[]).at(-1));
+    const user = JSON.stringify((llm.requests.at(-1)?.body.messages as unknown[] | undefined)?.at(-1));
     expect(user).toContain('[transcription: remind me to water the plants]');
     expect(voice.to('/audio/transcriptions')[0]?.fields).toMatchObject({ model: 'whisper-large-v3', language: 'en' });
     expect(voice.to('/audio/speech')[0]?.fields).toMatchObject({ input: 'I will remind you.', voice: 'alloy' });

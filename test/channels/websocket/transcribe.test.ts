@@ -48,7 +48,7 @@ describe('transcribe_audio', () => {
     });
     const upload = api.to('/audio/transcriptions')[0];
     expect(upload?.fields).toMatchObject({ model: 'whisper-large-v3', language: 'de' });
-    expect((upload?.fields.file as { type: string }).type).toBe('audio/webm');
+    expect((upload?.fields.file as { type: string } | undefined)?.type).toBe('audio/webm');
     expect(readdirSync(join(started.dataDir, 'media', 'webui-transcription'))).toEqual([]);
   });
 
