@@ -129,7 +129,9 @@ async function checkCredentials(loaded: LoadedConfig, resolved: ResolvedProvider
 /** Speech-to-text (`transcription`) and spoken replies (`tts`): is there a key, where from, which endpoint. */
 function checkVoice(loaded: LoadedConfig, env: NodeJS.ProcessEnv, report: Report): void {
   const t = resolveTranscription(loaded.config, env);
-  const chosen = Boolean(loaded.config.transcription.provider ?? loaded.config.channels.transcriptionProvider);
+  // Upstream writes `channels.transcriptionProvider: "groq"` (its default) into every config: that is no choice.
+  const legacy = loaded.config.channels.transcriptionProvider;
+  const chosen = Boolean(loaded.config.transcription.provider || (legacy && legacy !== 'groq'));
   const what = `${t.provider} ${t.model}${t.language ? ` (${t.language})` : ''}`;
   const keyVars = t.spec.envKeys.map((n) => `$${n}`).join(' or ');
   if (!t.enabled) report('info', 'Transcription', 'off (transcription.enabled is false)');
