@@ -24,6 +24,9 @@ const LAYER = new Set([
 
 /** File → why it may use fs directly. */
 const ALLOWED = {
+  'src/channels/chat-channel.ts': 'deletes a spoken reply it sent, written under ~/.nanobot/media/voice',
+  'src/channels/websocket/transcribe.ts': 'a WebUI recording, in a temp file under ~/.nanobot/media (deleted after)',
+  'src/providers/voice.ts': 'reads saved audio and writes converted/spoken audio under ~/.nanobot/media',
   'src/api/images.ts': 'saves uploaded images under ~/.nanobot/media (outside the workspace)',
   'src/channels/discord/platform.ts':
     'opens outbound media: copies the message tool made under ~/.nanobot/media after its check',

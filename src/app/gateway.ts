@@ -22,6 +22,7 @@ import { type GatewayControl, type HealthReport, startHealthServer } from '../ga
 import { limitHeapGrowth } from '../gateway/heap.js';
 import type { Gateway, GatewayContext, GatewayService, GatewayServiceSpec } from '../gateway/lifecycle.js';
 import { isProcessAlive, logFilePath, readState, removeState, writeState } from '../gateway/state-file.js';
+import { createVoiceService } from '../providers/voice.js';
 import { redactingLogger, secretsOf } from '../security/secrets.js';
 import { DeliveryLog } from '../session/delivery.js';
 import type { MessageTargetCheck } from '../tools/message.js';
@@ -86,6 +87,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     dataDir: loaded.dataDir,
     log,
     commands: () => agent.loop.commands.list().map((c) => ({ name: c.name.slice(1), description: c.description })),
+    voice: createVoiceService({ config: () => loaded.config, env, dir: join(loaded.dataDir, 'media', 'voice') }),
   };
   // Mutable: a config reload starts and stops channels (gateway-channels.ts) in this same list.
   const channels: Channel[] = options.channels ?? (await buildEnabledChannels(buildOptions));

@@ -2,15 +2,19 @@
  * ChatChannel: a Channel made from a platform adapter plus the behaviour every chat platform shares.
  *
  * Inbound (`receive`): drop redeliveries (same chat + message id) → access (allowFrom, pairing codes for strangers
- * in direct chats, groupPolicy in groups) → only owners may run /pairing → download attachments → publish.
+ * in direct chats, groupPolicy in groups) → only owners may run /pairing → download attachments → transcribe voice
+ * notes and audio (`[transcription: …]` in the text, the audio still attached) → publish.
  * Outbound (`send`): progress filtering (tool hints, reasoning) → Markdown rendered in the platform's markup and
- * split under its limit → streaming by edits where the platform can → files. While the connection is down,
- * sends wait for it to come back instead of failing.
+ * split under its limit → streaming by edits where the platform can → files → the reply spoken as a voice note
+ * (`tts.when`) where the platform has them. While the connection is down, sends wait for it to come back instead
+ * of failing.
  */
+import { rm } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { parseCommand } from '../agent/commands/router.js';
 import type { MessageBus } from '../bus/message-bus.js';
 import type { InboundMessage, OutboundMessage } from '../bus/types.js';
+import type { VoiceService } from '../providers/voice.js';
 import { errorMessage } from '../util/errors.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import { admitsChat, type ChatAdmission, decideAccess, isOwner, SeenChats } from './access.js';
@@ -49,6 +53,8 @@ export interface ChatChannelOptions<S extends ChannelSettings = ChannelSettings>
   log?: Logger;
   /** How long a reply waits for a lost connection to return before it fails (and the router retries). */
   reconnectWaitMs?: number;
+  /** Speech-to-text for incoming audio and spoken replies (`transcription`, `tts`); none: audio stays a file. */
+  voice?: VoiceService;
 }
 
 const PAIRING_REPLY_INTERVAL_MS = 60_000;
@@ -151,11 +157,12 @@ export class ChatChannel<S extends ChannelSettings = ChannelSettings> implements
       await this.sendMarkdown(target, `Only the owner (named in channels.${this.name}.allowFrom) can manage pairing.`);
       return;
     }
-    const { media, notes } = await this.download(message, settings.maxMediaMb);
-    const content = [message.text.trim(), ...notes].filter(Boolean).join('\n');
-    if (!content && media.length === 0) return;
+    const { media, notes, audio } = await this.download(message, settings.maxMediaMb);
+    if (!message.text.trim() && notes.length === 0 && media.length === 0) return;
     this.acknowledge(message);
     this.typing.start(message.chatId, target);
+    const voiceIn = await this.transcribe(message, audio, notes);
+    const content = [message.text.trim(), ...notes].filter(Boolean).join('\n');
     const wantsStream = settings.streaming && this.capabilities.editMessages && this.platform.editText !== undefined;
     const inbound: InboundMessage = {
       channel: this.name,
@@ -171,6 +178,7 @@ export class ChatChannel<S extends ChannelSettings = ChannelSettings> implements
         ...(message.sender.username ? { username: message.sender.username } : {}),
         is_group: message.chatType === 'group',
         ...(wantsStream ? { [META.wantsStream]: true } : {}),
+        ...(voiceIn ? { [META.voiceIn]: true } : {}),
       },
       timestamp: new Date().toISOString(),
     };
@@ -210,19 +218,47 @@ export class ChatChannel<S extends ChannelSettings = ChannelSettings> implements
     await this.sendMarkdown(targetOf(message.chatId, message.threadId), pairingReply(code));
   }
 
-  private async download(message: IncomingMessage, maxMediaMb: number): Promise<{ media: string[]; notes: string[] }> {
+  private async download(
+    message: IncomingMessage,
+    maxMediaMb: number,
+  ): Promise<{ media: string[]; notes: string[]; audio: string[] }> {
     const media: string[] = [];
     const notes: string[] = [];
+    const audio: string[] = [];
     for (const attachment of message.attachments ?? []) {
       try {
-        media.push(await saveAttachment(attachment, this.options.mediaDir, maxMediaMb * 1024 * 1024));
+        const path = await saveAttachment(attachment, this.options.mediaDir, maxMediaMb * 1024 * 1024);
+        media.push(path);
+        if (attachment.kind === 'audio' || kindOfPath(path) === 'audio') audio.push(path);
       } catch (err) {
         const why = err instanceof AttachmentTooLarge ? `too large: ${err.message}` : errorMessage(err);
         this.log.warn(`${this.name}: could not save a ${attachment.kind} from ${message.chatId}: ${why}`);
         notes.push(`[${attachment.kind} ${attachment.name ?? ''} not received: ${why}]`.replace('  ', ' '));
       }
     }
-    return { media, notes };
+    return { media, notes, audio };
+  }
+
+  /**
+   * Every saved voice note / audio file transcribed, before the turn: `[transcription: …]` goes into `notes` (a
+   * failure is named there too, so the model knows the audio was not heard). True when one was transcribed.
+   */
+  private async transcribe(message: IncomingMessage, audio: string[], notes: string[]): Promise<boolean> {
+    const voice = this.options.voice;
+    if (!voice || audio.length === 0 || !voice.transcriptionReady()) return false;
+    let heard = false;
+    for (const path of audio) {
+      const result = await voice.transcribeFile(path);
+      if (result.ok && result.text) {
+        heard = true;
+        notes.push(`[transcription: ${result.text}]`);
+      } else {
+        const why = result.ok ? 'no speech recognised' : result.error;
+        this.log.warn(`${this.name}: could not transcribe audio from ${message.chatId}: ${why}`);
+        notes.push(`[audio ${basename(path)} not transcribed: ${why}]`);
+      }
+    }
+    return heard;
   }
 
   // ── outbound ─────────────────────────────────────────────────────────────────────────────────────────────
@@ -250,10 +286,33 @@ export class ChatChannel<S extends ChannelSettings = ChannelSettings> implements
     const stream = this.streams.get(streamKey);
     if (stream && meta[META.streamId] !== undefined) {
       await this.finishStream(streamKey, stream, text, options);
+    } else {
+      const markdown = meta[META.progress] ? progressMarkdown(message.content, meta) : text;
+      await this.sendMarkdown(this.withQuote(target, meta), markdown, options);
+    }
+    if (!meta[META.progress]) await this.speak(target, message.content, meta);
+  }
+
+  /**
+   * The reply again as a voice note (`tts.when`), after its text, where the platform has voice notes. A failure
+   * only goes to the log: the text is already there.
+   */
+  private async speak(target: ReplyTarget, content: string, meta: Record<string, unknown>): Promise<void> {
+    const voice = this.options.voice;
+    if (!voice || !this.platform.sendVoice || !content.trim() || meta[META.renderAs] === 'text') return;
+    if (!voice.speaks(meta[META.voiceIn] === true)) return;
+    const spoken = await voice.speak(content);
+    if (!spoken.ok) {
+      this.log.warn(`${this.name}: could not speak the reply to ${target.chatId}: ${spoken.error}`);
       return;
     }
-    const markdown = meta[META.progress] ? progressMarkdown(message.content, meta) : text;
-    await this.sendMarkdown(this.withQuote(target, meta), markdown, options);
+    try {
+      await this.platform.sendVoice(target, { path: spoken.path, name: basename(spoken.path), kind: 'audio' });
+    } catch (err) {
+      this.log.warn(`${this.name}: sending a voice note to ${target.chatId} failed: ${errorMessage(err)}`);
+    } finally {
+      await rm(spoken.path, { force: true });
+    }
   }
 
   private wantsProgress(meta: Record<string, unknown>): boolean {

@@ -4,6 +4,7 @@
  */
 import { join } from 'node:path';
 import type { z } from 'zod';
+import type { VoiceService } from '../providers/voice.js';
 import { errorMessage } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import type { Channel } from './channel.js';
@@ -137,6 +138,8 @@ export interface ChannelBuildContext {
   log: Logger;
   commands: () => readonly CommandInfo[];
   reconnectWaitMs?: number;
+  /** Speech-to-text and spoken replies, shared by every channel (built once from `transcription` and `tts`). */
+  voice?: VoiceService;
 }
 
 export function defineChannel<S extends ChannelSettings>(definition: ChannelDefinition<S>): RegisteredChannel {
@@ -181,6 +184,7 @@ export function defineChannel<S extends ChannelSettings>(definition: ChannelDefi
         commands: context.commands,
         log: context.log,
         ...(context.reconnectWaitMs !== undefined ? { reconnectWaitMs: context.reconnectWaitMs } : {}),
+        ...(context.voice ? { voice: context.voice } : {}),
       });
     },
     ...(verify ? { verify: (block: unknown) => verify(parse(block)) } : {}),

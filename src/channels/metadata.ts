@@ -18,6 +18,8 @@ export const META = {
   turnEnd: '_turn_end',
   /** On a reply that reports a failed turn: a TurnError (rich clients show it as an error, with its hint). */
   turnError: '_turn_error',
+  /** On a user's message whose voice note / audio was transcribed (and on its replies): `tts.when: "voice-in"`. */
+  voiceIn: '_voice_in',
   /** nanobot's key: `"text"` = preformatted plain text (command output), not Markdown to reflow. */
   renderAs: 'render_as',
 } as const;

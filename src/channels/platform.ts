@@ -101,6 +101,11 @@ export interface ChatPlatform {
   finishStream?(target: ReplyTarget, messageIds: readonly string[]): Promise<void>;
   /** Sends a local file (required when `capabilities.media`). */
   sendFile?(target: ReplyTarget, file: OutgoingFile): Promise<void>;
+  /**
+   * Sends a local audio file as a voice note (the reply spoken, `tts`), where the platform has voice notes. The file
+   * is Ogg Opus unless `tts.format` asks for another; the framework deletes it afterwards.
+   */
+  sendVoice?(target: ReplyTarget, file: OutgoingFile): Promise<void>;
   /** Shows "typing…" for a few seconds, where the platform has it. */
   sendTyping?(target: ReplyTarget): Promise<void>;
   /**

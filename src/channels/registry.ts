@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import type { Config } from '../config/schema.js';
+import type { VoiceService } from '../providers/voice.js';
 import { type Logger, silentLogger } from '../util/log.js';
 import type { Channel } from './channel.js';
 import { DEFAULT_INSTANCE, type RegisteredChannel, runtimeName } from './definition.js';
@@ -111,6 +112,8 @@ export interface BuildChannelsOptions {
   dataDir: string;
   log?: Logger;
   commands: () => readonly CommandInfo[];
+  /** Speech-to-text and spoken replies for every channel. */
+  voice?: VoiceService;
 }
 
 /**
@@ -149,5 +152,6 @@ export async function buildChannel(name: string, options: BuildChannelsOptions):
     dataDir: options.dataDir,
     log: options.log ?? silentLogger,
     commands: options.commands,
+    ...(options.voice ? { voice: options.voice } : {}),
   });
 }

@@ -125,6 +125,9 @@ export const ChannelsSchema = z
     sendMaxRetries: z.int().nonnegative().default(3),
     /** Seconds one channel start may take before it counts as failed (logged, retried with backoff). */
     startTimeout: z.number().positive().default(60),
+    /** Deprecated upstream (read when `transcription.provider` / `.language` are unset). */
+    transcriptionProvider: z.string().nullish(),
+    transcriptionLanguage: z.string().nullish(),
     /** The WebSocket channel and the WebUI: on by default, on loopback, behind a token (README "WebUI" lists its keys). */
     websocket: ChannelBlockSchema.extend({
       enabled: z.boolean().default(true),
@@ -240,14 +243,31 @@ export const ConfigSchema = z.looseObject({
   modelPresets: z.record(z.string(), ModelPresetSchema).default({}),
   providers: z.record(z.string(), ProviderConfigSchema).default({}),
   channels: ChannelsSchema.prefault({}),
+  /** nanobot's speech-to-text for voice notes and the WebUI microphone; the key sits in `providers.<provider>`. */
   transcription: z
     .looseObject({
-      enabled: z.boolean().default(false),
+      enabled: z.boolean().default(true),
       provider: z.string().nullish(),
       model: z.string().nullish(),
       language: z.string().nullish(),
       maxDurationSec: z.number().positive().default(120),
       maxUploadMb: z.number().positive().default(25),
+    })
+    .prefault({}),
+  /**
+   * nanobot-ts only: spoken replies through an OpenAI-compatible `POST {apiBase}/audio/speech`, sent as voice notes
+   * where the platform has them. `when`: after a voice message (`voice-in`), `always`, or `never` (the default).
+   */
+  tts: z
+    .looseObject({
+      provider: z.string().default('openai'),
+      model: z.string().default('gpt-4o-mini-tts'),
+      voice: z.string().default('alloy'),
+      when: z.enum(['voice-in', 'always', 'never']).default('never'),
+      /** `response_format` asked for: `opus` (Ogg Opus, what Telegram voice notes are), `mp3`, `wav`, … */
+      format: z.string().default('opus'),
+      /** Replies longer than this are not spoken (the text still goes out). */
+      maxChars: z.int().positive().default(4000),
     })
     .prefault({}),
   api: z

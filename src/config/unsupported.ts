@@ -181,25 +181,6 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
     reason: 'the WebUI does not install packages or skills here',
     default: false,
   },
-  {
-    path: 'transcription',
-    reason: 'voice messages are not transcribed yet (a later issue adds transcription)',
-    default: { enabled: true, maxDurationSec: 120, maxUploadMb: 25 },
-  },
-  {
-    path: 'providers.assemblyai',
-    reason: 'a voice transcription service; voice messages are not transcribed yet (a later issue)',
-    default: { apiType: 'auto' },
-  },
-  {
-    path: 'channels.transcriptionProvider',
-    reason: 'voice messages are not transcribed yet (deprecated upstream: transcription.provider)',
-    default: 'groq',
-  },
-  {
-    path: 'channels.transcriptionLanguage',
-    reason: 'voice messages are not transcribed yet (deprecated upstream: transcription.language)',
-  },
   ...CHANNEL_KEYS_NOT_ACTED_ON,
 ];
 

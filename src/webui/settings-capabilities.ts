@@ -1,7 +1,7 @@
 /**
  * The capability settings nanobot's Settings pages save: web search (provider, key or base URL, limits, the Jina
- * reader for fetches), and image generation (settings-image.ts). Voice transcription and the WebUI's network access
- * modes have no effect in this version, so their saves are refused with a 501 that says so instead of being stored.
+ * reader for fetches), and image generation (settings-image.ts). The WebUI's network access modes have no effect in
+ * this version, and voice transcription is set in config.json, so their saves are refused with a 501 that says so.
  */
 import { SEARCH_PROVIDERS } from '../tools/web/search-providers.js';
 import type { ActionHandler } from './api.js';
@@ -81,5 +81,8 @@ export const capabilityActions: Record<string, ActionHandler> = {
   'settings.network_safety.update': networkSafety,
   ...toolSafetyActions,
   'settings.image_generation.update': updateImageGeneration,
-  'settings.transcription.update': notInThisVersion('Voice transcription', 'voice messages are not transcribed here'),
+  'settings.transcription.update': notInThisVersion(
+    'Saving voice transcription settings from the WebUI',
+    'set transcription.provider (and that provider’s apiKey) in config.json',
+  ),
 };

@@ -72,7 +72,6 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
   ['gateway.restartMode', (c) => Object.assign(c, { gateway: { restartMode: 'exit' } })],
   ['providers.custom.proxy', (c) => Object.assign(c.providers.custom ?? {}, { proxy: 'http://127.0.0.1:3128' })],
   ['providers.custom.displayName', (c) => Object.assign(c.providers.custom ?? {}, { displayName: 'Mine' })],
-  ['providers.assemblyai', (c) => Object.assign(c.providers, { assemblyai: { apiKey: 'aai' } })],
   ['tools.web.proxy', (c) => Object.assign(c, { tools: { web: { proxy: 'http://127.0.0.1:3128' } } })],
   ['tools.my', (c) => Object.assign(c, { tools: { my: { allowSet: true } } })],
   ['tools.cliApps', (c) => Object.assign(c, { tools: { cliApps: { enable: false } } })],
@@ -81,9 +80,6 @@ const UNSUPPORTED_SET: [string, (c: ConfigJson) => void][] = [
     'tools.webuiAllowRemotePackageInstall',
     (c) => Object.assign(c, { tools: { webuiAllowRemotePackageInstall: true } }),
   ],
-  ['transcription', (c) => Object.assign(c, { transcription: { provider: 'groq' } })],
-  ['channels.transcriptionProvider', (c) => Object.assign(c, { channels: { transcriptionProvider: 'openai' } })],
-  ['channels.transcriptionLanguage', (c) => Object.assign(c, { channels: { transcriptionLanguage: 'de' } })],
   // Keys of upstream's blocks for channels we have, which those channels do not read: each set to a non-default.
   ...(
     [

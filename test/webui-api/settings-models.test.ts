@@ -117,7 +117,7 @@ describe('GET /api/settings', () => {
       apply_state: { status: 'idle', sections: [] },
       restart_behavior_by_section: { models: 'none' },
       image_generation: expect.objectContaining({ enabled: false, provider: 'openrouter' }),
-      transcription: { enabled: false, providers: [] },
+      transcription: { enabled: true, providers: [] },
     });
     expect(JSON.stringify(body)).not.toContain('test-key');
   });

@@ -439,6 +439,11 @@ export function Workspace({ api, connectUrl, theme, onToggleTheme }: WorkspacePr
               onStop={stop}
               prefill={prefill}
               commands={commands}
+              onTranscribe={(dataUrl, durationMs) =>
+                socket.current
+                  ? socket.current.transcribe(dataUrl, durationMs)
+                  : Promise.reject(new Error('connection'))
+              }
             />
           </>
         )}

@@ -42,6 +42,17 @@ export class ChatSocket {
     });
   }
 
+  private readonly transcriptions = new Map<string, { resolve(text: string): void; reject(error: Error): void }>();
+
+  /** Voice input: nanobot's `transcribe_audio`; resolves with the text, rejects with the server's detail code. */
+  transcribe(dataUrl: string, durationMs: number): Promise<string> {
+    const requestId = `voice-${Date.now().toString(36)}-${++this.requests}`;
+    return new Promise((resolve, reject) => {
+      this.transcriptions.set(requestId, { resolve, reject });
+      this.send({ type: 'transcribe_audio', request_id: requestId, data_url: dataUrl, duration_ms: durationMs });
+    });
+  }
+
   send(envelope: ClientEnvelope): void {
     if (envelope.type === 'attach' || envelope.type === 'message') this.followed.add(envelope.chat_id);
     if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(envelope));
@@ -89,12 +100,21 @@ export class ChatSocket {
         else waiting?.reject(new Error(frame.error.message));
         return;
       }
+      if (frame.event === 'transcription_result' || frame.event === 'transcription_error') {
+        const waiting = frame.request_id ? this.transcriptions.get(frame.request_id) : undefined;
+        if (frame.request_id) this.transcriptions.delete(frame.request_id);
+        if (frame.event === 'transcription_result') waiting?.resolve(frame.text);
+        else waiting?.reject(new Error(frame.detail));
+        return;
+      }
       this.events.frame(frame);
     };
     ws.onclose = () => {
       // A request sent on this connection gets no answer now; the caller can try again.
       for (const waiting of this.pending.values()) waiting.reject(new Error(t('app.connectionDropped')));
       this.pending.clear();
+      for (const waiting of this.transcriptions.values()) waiting.reject(new Error('connection'));
+      this.transcriptions.clear();
       this.retry();
     };
   }

@@ -1,6 +1,7 @@
 /**
  * Telegram through grammy: long polling (our own getUpdates loop with a watchdog) or a webhook; HTML replies up to
- * 4096 characters; streaming by editMessageText; photos, documents, audio and video both ways; the agent's slash
+ * 4096 characters; streaming by editMessageText; photos, documents, audio and video both ways, spoken replies as
+ * voice notes (sendVoice); the agent's slash
  * commands in the bot's menu (setMyCommands). A 409 Conflict (another program polls the same bot) is reported
  * once, clearly, and retried after 30 s instead of in a tight loop.
  */
@@ -157,6 +158,14 @@ export class TelegramPlatform implements ChatPlatform {
     } else if (file.kind === 'audio') await bot.api.sendAudio(target.chatId, input(), other);
     else if (file.kind === 'video') await bot.api.sendVideo(target.chatId, input(), other);
     else await asDocument();
+  }
+
+  /** A spoken reply as a voice note (Telegram plays OGG/Opus, MP3 and M4A as voice; others go as audio). */
+  async sendVoice(target: ReplyTarget, file: OutgoingFile): Promise<void> {
+    const bot = this.requireBot();
+    const input = new this.options.grammy.InputFile(file.path, file.name);
+    if (/\.(ogg|oga|opus|mp3|m4a)$/i.test(file.name)) await bot.api.sendVoice(target.chatId, input, placement(target));
+    else await bot.api.sendAudio(target.chatId, input, placement(target));
   }
 
   /** A private chat's id is its user's id (a positive number; groups are negative). */

@@ -15,6 +15,7 @@ import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import type { MessageBus } from '../../bus/message-bus.js';
 import { commandWord, PRIORITY_COMMANDS } from '../../bus/priority.js';
 import type { InboundMessage, OutboundMessage } from '../../bus/types.js';
+import type { VoiceService } from '../../providers/voice.js';
 import { AuthLimiter } from '../../security/auth-limiter.js';
 import { IssuedTokens } from '../../security/issued-tokens.js';
 import { errorMessage } from '../../util/errors.js';
@@ -41,6 +42,7 @@ import type { SessionsApiOptions } from './sessions-api.js';
 import { hostForUrl, normalizePath, type WebSocketSettings } from './settings.js';
 import { SidebarStateStore } from './sidebar-state.js';
 import { resolveToken } from './token.js';
+import { transcriptionEvent } from './transcribe.js';
 import { WebuiTranscripts } from './transcript.js';
 import { EVENT_META } from './turn-events.js';
 import { TurnLifecycle, type TurnModel, WEBUI_TURN_ID } from './turn-lifecycle.js';
@@ -65,6 +67,8 @@ export interface WebSocketChannelOptions {
   authLimiter?: AuthLimiter;
   /** Short-lived tokens from the bootstrap (tests inject one with a clock). */
   tokens?: IssuedTokens;
+  /** Voice input (`transcribe_audio`): the shared speech-to-text service. */
+  voice?: VoiceService;
 }
 
 interface Client {
@@ -416,7 +420,14 @@ export class WebSocketChannel implements Channel, WebUiHost {
       case 'webui_request':
         return this.webuiRequest(client, frame);
       case 'transcribe_audio':
-        return this.sendFrame(client, transcriptionRefusal(frame.request_id));
+        return this.sendFrame(
+          client,
+          await transcriptionEvent(
+            frame,
+            this.options.voice,
+            join(this.options.dataDir, 'media', 'webui-transcription'),
+          ),
+        );
       case 'fork_chat':
         return this.fork(client, frame);
     }
@@ -581,17 +592,4 @@ function rawText(data: RawData): string {
   if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
   if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
   return data.toString('utf8');
-}
-
-/** nanobot's request-id rule for voice input: a string of 1–80 characters. */
-const TRANSCRIPTION_REQUEST_ID = /^[\s\S]{1,80}$/;
-
-/**
- * Voice input needs a transcription provider, which this version cannot configure (nanobot's `transcription`
- * settings): the answer is nanobot's `not_configured`, so its WebUI says so instead of waiting.
- */
-function transcriptionRefusal(requestId: unknown): ServerFrame {
-  if (typeof requestId !== 'string' || !TRANSCRIPTION_REQUEST_ID.test(requestId))
-    return { event: 'transcription_error', detail: 'invalid_request' };
-  return { event: 'transcription_error', request_id: requestId, detail: 'not_configured' };
 }

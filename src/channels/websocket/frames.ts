@@ -103,7 +103,7 @@ export type ServerFrame =
   /** The answer to a `webui_request` (nanobot's chat-management mutations). */
   /** nanobot's answer to voice input; `detail` is its code (`not_configured`, `invalid_request`, …). */
   | { event: 'transcription_result'; request_id: string; text: string }
-  | { event: 'transcription_error'; request_id?: string; detail: string; provider?: string }
+  | { event: 'transcription_error'; request_id?: string; detail: string; provider?: string; message?: string }
   | { event: 'webui_response'; request_id: string; ok: true; result: unknown }
   | { event: 'webui_response'; request_id: string; ok: false; error: { status: number; message: string } }
   /** The sidebar state changed (pins, titles, …): every WebUI connection gets the new state. */

@@ -53,6 +53,7 @@ export const websocketChannel: RegisteredChannel = {
       switches: context.switches,
       pairing: context.pairing,
       log: context.log,
+      ...(context.voice ? { voice: context.voice } : {}),
     });
   },
 };

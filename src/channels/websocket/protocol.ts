@@ -54,8 +54,13 @@ const envelopeSchema = z.discriminatedUnion('type', [
       .optional()
       .transform((value) => value === true),
   }),
-  // Voice input: only `request_id` is read (transcription is not configurable here: the answer says so).
-  z.looseObject({ type: z.literal('transcribe_audio'), request_id: z.unknown().optional() }),
+  // Voice input: checked field by field where it is handled (transcribe.ts), with nanobot's answers for each fault.
+  z.looseObject({
+    type: z.literal('transcribe_audio'),
+    request_id: z.unknown().optional(),
+    data_url: z.unknown().optional(),
+    duration_ms: z.unknown().optional(),
+  }),
   // Checked field by field where it is handled (webui-requests.ts), with nanobot's answers for each fault.
   z.looseObject({
     type: z.literal('webui_request'),

@@ -19,6 +19,7 @@ import type { ProviderOptions } from '../../providers/options.js';
 import { pingModel } from '../../providers/ping.js';
 import { findSpec, PROVIDERS } from '../../providers/registry.js';
 import { isResolveError, type ResolvedProvider } from '../../providers/resolve.js';
+import { resolveSpeech, resolveTranscription } from '../../providers/voice.js';
 import { IMAGE_PROVIDERS, imageProviderName, imageProviderSettings } from '../../tools/image/providers.js';
 import { errorMessage, UserError } from '../../util/errors.js';
 import type { GlobalOptions } from '../main.js';
@@ -84,6 +85,7 @@ export async function runDoctor(opts: GlobalOptions & DoctorFlags, deps: DoctorD
   checkFallbacks(loaded, env, report);
   checkPresets(loaded, env, report);
   checkPrices(loaded, model, resolved, report);
+  checkVoice(loaded, env, report);
   report('info', 'Retry mode', loaded.config.agents.defaults.providerRetryMode);
   if (opts.ping && !isResolveError(resolved)) await ping(loaded, env, resolved, deps.adapter, report);
   if (failed) process.exitCode = 1;
@@ -174,6 +176,48 @@ async function checkImageGeneration(loaded: LoadedConfig, env: NodeJS.ProcessEnv
       report,
       'Image base URL',
     );
+  }
+}
+
+/** Speech-to-text (`transcription`) and spoken replies (`tts`): is there a key, where from, which endpoint. */
+function checkVoice(loaded: LoadedConfig, env: NodeJS.ProcessEnv, report: Report): void {
+  const t = resolveTranscription(loaded.config, env);
+  // Upstream writes `channels.transcriptionProvider: "groq"` (its default) into every config: that is no choice.
+  const legacy = loaded.config.channels.transcriptionProvider;
+  const chosen = Boolean(loaded.config.transcription.provider || (legacy && legacy !== 'groq'));
+  const what = `${t.provider} ${t.model}${t.language ? ` (${t.language})` : ''}`;
+  const keyVars = t.spec.envKeys.map((n) => `$${n}`).join(' or ');
+  if (!t.enabled) report('info', 'Transcription', 'off (transcription.enabled is false)');
+  else if (t.apiKey) report('ok', 'Transcription', `${what}, key ${maskKey(t.apiKey)} from ${t.keySource}`);
+  else if (t.configured) report('ok', 'Transcription', `${what} at ${t.apiBase} (no key)`);
+  else if (chosen)
+    report(
+      'fail',
+      'Transcription',
+      `${what} has no API key`,
+      `Set providers.${t.provider}.apiKey${keyVars ? ` (or ${keyVars})` : ''}.`,
+    );
+  else
+    report(
+      'info',
+      'Transcription',
+      'voice messages stay audio files (no key for the default provider, groq)',
+      'Set transcription.provider and that provider’s providers.<name>.apiKey to transcribe them.',
+    );
+  const s = resolveSpeech(loaded.config, env);
+  if (s.when === 'never') return;
+  const where = `${s.provider} ${s.model}, voice ${s.voice}, when ${s.when}`;
+  const local = LOCAL_HOST.test(hostOf(s.apiBase));
+  if (s.apiKey) report('ok', 'Spoken replies', `${where}, key ${maskKey(s.apiKey)} from ${s.keySource}`);
+  else if (local) report('ok', 'Spoken replies', `${where} at ${s.apiBase} (no key)`);
+  else report('fail', 'Spoken replies', `${where} has no API key`, `Set providers.${s.provider}.apiKey.`);
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return '';
   }
 }
 

@@ -43,6 +43,8 @@ export interface UserMessageInput {
   replyToBot?: boolean;
   photo?: { content: Buffer };
   document?: { content: Buffer; name: string; mime: string };
+  /** A voice note (Telegram's are OGG/Opus). */
+  voice?: { content: Buffer; mime?: string; duration?: number };
 }
 
 export interface FakeError {
@@ -166,6 +168,7 @@ export async function startFakeBotApi(token = '4242:TEST-TOKEN') {
       case 'sendDocument':
       case 'sendAudio':
       case 'sendVideo':
+      case 'sendVoice':
         return ok({ message_id: nextMessageId++, date: 0, chat: { id: Number(params.chat_id), type: 'private' } });
       case 'getFile': {
         const id = String(params.file_id);
@@ -265,6 +268,17 @@ export async function startFakeBotApi(token = '4242:TEST-TOKEN') {
           file_name: input.document.name,
           mime_type: input.document.mime,
           file_size: input.document.content.length,
+        };
+      }
+      if (input.voice) {
+        const id = `voice-${messageId}`;
+        files.set(`files/${id}`, input.voice.content);
+        message.voice = {
+          file_id: id,
+          file_unique_id: id,
+          duration: input.voice.duration ?? 1,
+          mime_type: input.voice.mime ?? 'audio/ogg',
+          file_size: input.voice.content.length,
         };
       }
       updates.push({ update_id: nextUpdateId++, message });

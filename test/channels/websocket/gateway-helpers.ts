@@ -44,7 +44,7 @@ export async function startWebUiGateway(
   /** More `channels.<name>` blocks next to the WebSocket one. */
   channels: Record<string, unknown> = {},
   /** `cron`: run a cron service as `nanobot gateway` does (jobs fire into their chats; the WebUI edits them). */
-  options: { cron?: boolean } = {},
+  options: { cron?: boolean; config?: Record<string, unknown>; providers?: Record<string, unknown> } = {},
 ): Promise<WebUiGateway> {
   const fake = await startFakeLLM(script);
   const home = existingHome ?? (await mkdtemp(join(tmpdir(), 'nb-webui-')));
@@ -57,10 +57,11 @@ export async function startWebUiGateway(
   const config = {
     ...theirs,
     agents: { defaults: { workspace, provider: 'custom', model: 'test-model' } },
-    providers: { custom: { apiKey: 'test-key', apiBase: `${fake.url}/v1` } },
+    providers: { custom: { apiKey: 'test-key', apiBase: `${fake.url}/v1` }, ...options.providers },
     tools: { web: { enable: false } },
     gateway: { heartbeat: { enabled: false } },
     channels: { ...channels, websocket: { enabled: true, port, pingIntervalS: 60, ...websocket } },
+    ...options.config,
   };
   writeFileSync(configPath, JSON.stringify(config, null, 2));
   const loaded = await loadConfig({ configPath, home, env: {} });

@@ -1,4 +1,5 @@
 /** A WebSocket channel on a free loopback port with its own data dir, and a `ws` client that queues frames. */
+
 import { mkdtemp, readFile } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,7 @@ import type { WebUiBackend } from '../../../src/channels/websocket/backend.js';
 import { WebSocketChannel } from '../../../src/channels/websocket/channel.js';
 import type { ServerFrame } from '../../../src/channels/websocket/frames.js';
 import { parseWebSocketSettings } from '../../../src/channels/websocket/index.js';
+import type { VoiceService } from '../../../src/providers/voice.js';
 import type { AuthLimiter } from '../../../src/security/auth-limiter.js';
 import type { IssuedTokens } from '../../../src/security/issued-tokens.js';
 
@@ -30,6 +32,8 @@ export async function startChannel(
     authLimiter?: AuthLimiter;
     /** A WebUI build to serve instead of ours (an index.html of the test's own). */
     webuiDir?: string;
+    /** Speech-to-text for `transcribe_audio`. */
+    voice?: VoiceService;
   } = {},
 ): Promise<StartedChannel> {
   const { backend } = options;
@@ -41,6 +45,7 @@ export async function startChannel(
     ...(options.tokens ? { tokens: options.tokens } : {}),
     ...(options.authLimiter ? { authLimiter: options.authLimiter } : {}),
     ...(options.webuiDir ? { webuiDir: options.webuiDir } : {}),
+    ...(options.voice ? { voice: options.voice } : {}),
   });
   if (backend) channel.bindBackend(backend);
   const bus = new MessageBus();

@@ -2,6 +2,7 @@ import { type FormEvent, type KeyboardEvent, useEffect, useRef, useState } from 
 import { useI18n } from '../i18n/react.js';
 import { Icon } from './Icon.js';
 import { optionId, PALETTE_ID, paletteMatches, type SlashCommand, SlashPalette } from './SlashPalette.js';
+import { VoiceButton } from './VoiceButton.js';
 
 export interface ComposerProps {
   busy: boolean;
@@ -13,6 +14,8 @@ export interface ComposerProps {
   prefill?: { text: string; at: number };
   /** The gateway's slash commands, offered while the message starts with `/`. */
   commands?: readonly SlashCommand[];
+  /** Voice input (`transcribe_audio`): the microphone button shows when given. */
+  onTranscribe?(dataUrl: string, durationMs: number): Promise<string>;
 }
 
 const MAX_FILES = 10;
@@ -20,7 +23,7 @@ const MAX_FILES = 10;
 /** Image mode sends the message with the built-in image-generation skill named (`$image-generation …`). */
 export const IMAGE_SKILL_PREFIX = '$image-generation ';
 
-export function Composer({ busy, disabled, onSend, onStop, prefill, commands = [] }: ComposerProps) {
+export function Composer({ busy, disabled, onSend, onStop, prefill, commands = [], onTranscribe }: ComposerProps) {
   const { t } = useI18n();
   const [text, setText] = useState('');
   const [files, setFiles] = useState<File[]>([]);
@@ -231,6 +234,18 @@ export function Composer({ busy, disabled, onSend, onStop, prefill, commands = [
           }}
           onKeyDown={onKeyDown}
         />
+        {onTranscribe && (
+          <VoiceButton
+            disabled={disabled || sending}
+            transcribe={onTranscribe}
+            onText={(heard) => {
+              setProblem(null);
+              edit(text.trim() ? `${text.trimEnd()} ${heard}` : heard);
+              area.current?.focus();
+            }}
+            onProblem={setProblem}
+          />
+        )}
         {busy ? (
           <button
             type="button"

@@ -70,6 +70,16 @@ const en = {
   'composer.stopHint': 'Stop (/stop)',
   'composer.imageMode': 'Image mode: describe a picture and the agent creates it',
   'composer.imagePlaceholder': 'Describe the image to create',
+  'voice.record': 'Record a voice message',
+  'voice.stop': 'Stop recording and transcribe',
+  'voice.transcribing': 'Transcribing…',
+  'voice.unsupported': 'This browser cannot record audio',
+  'voice.denied': 'Microphone access was denied',
+  'voice.failed': 'Could not transcribe the recording ({detail})',
+  'voice.notConfigured':
+    'Voice input needs a transcription provider: set transcription.provider and its API key (providers.<name>.apiKey) in config.json',
+  'voice.empty': 'No speech was recognised',
+  'voice.tooLong': 'The recording is too long',
 
   'status.title': 'Status',
   'status.close': 'Close status',

@@ -68,6 +68,16 @@ export default {
   'composer.stopHint': 'Detener (/stop)',
   'composer.imageMode': 'Modo imagen: describe una imagen y el agente la crea',
   'composer.imagePlaceholder': 'Describe la imagen que quieres crear',
+  'voice.record': 'Grabar un mensaje de voz',
+  'voice.stop': 'Detener la grabación y transcribir',
+  'voice.transcribing': 'Transcribiendo…',
+  'voice.unsupported': 'Este navegador no puede grabar audio',
+  'voice.denied': 'Se denegó el acceso al micrófono',
+  'voice.failed': 'No se pudo transcribir la grabación ({detail})',
+  'voice.notConfigured':
+    'La entrada de voz necesita un proveedor de transcripción: define transcription.provider y su clave de API (providers.<name>.apiKey) en config.json',
+  'voice.empty': 'No se reconoció ninguna voz',
+  'voice.tooLong': 'La grabación es demasiado larga',
 
   'status.title': 'Estado',
   'status.close': 'Cerrar el estado',

@@ -69,6 +69,16 @@ export default {
   'composer.stopHint': 'Arrêter (/stop)',
   'composer.imageMode': 'Mode image : décrivez une image et l’agent la crée',
   'composer.imagePlaceholder': 'Décrivez l’image à créer',
+  'voice.record': 'Enregistrer un message vocal',
+  'voice.stop': 'Arrêter l’enregistrement et transcrire',
+  'voice.transcribing': 'Transcription…',
+  'voice.unsupported': 'Ce navigateur ne peut pas enregistrer de son',
+  'voice.denied': 'L’accès au micro a été refusé',
+  'voice.failed': 'Impossible de transcrire l’enregistrement ({detail})',
+  'voice.notConfigured':
+    'La saisie vocale nécessite un fournisseur de transcription : définissez transcription.provider et sa clé API (providers.<name>.apiKey) dans config.json',
+  'voice.empty': 'Aucune parole reconnue',
+  'voice.tooLong': 'L’enregistrement est trop long',
 
   'status.title': 'État',
   'status.close': 'Fermer l’état',

@@ -69,6 +69,16 @@ export default {
   'composer.stopHint': 'Hentikan (/stop)',
   'composer.imageMode': 'Mode gambar: jelaskan gambar dan agen membuatnya',
   'composer.imagePlaceholder': 'Jelaskan gambar yang ingin dibuat',
+  'voice.record': 'Rekam pesan suara',
+  'voice.stop': 'Berhenti merekam dan transkripsikan',
+  'voice.transcribing': 'Mentranskripsikan…',
+  'voice.unsupported': 'Peramban ini tidak dapat merekam audio',
+  'voice.denied': 'Akses mikrofon ditolak',
+  'voice.failed': 'Tidak dapat mentranskripsikan rekaman ({detail})',
+  'voice.notConfigured':
+    'Input suara memerlukan penyedia transkripsi: atur transcription.provider dan kunci API-nya (providers.<name>.apiKey) di config.json',
+  'voice.empty': 'Tidak ada ucapan yang dikenali',
+  'voice.tooLong': 'Rekaman terlalu panjang',
 
   'status.title': 'Status',
   'status.close': 'Tutup status',

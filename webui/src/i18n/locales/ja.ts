@@ -69,6 +69,16 @@ export default {
   'composer.stopHint': '停止（/stop）',
   'composer.imageMode': '画像モード：説明した画像をエージェントが作成します',
   'composer.imagePlaceholder': '作成する画像を説明してください',
+  'voice.record': '音声メッセージを録音',
+  'voice.stop': '録音を停止して文字起こし',
+  'voice.transcribing': '文字起こし中…',
+  'voice.unsupported': 'このブラウザーは音声を録音できません',
+  'voice.denied': 'マイクへのアクセスが拒否されました',
+  'voice.failed': '録音を文字起こしできませんでした（{detail}）',
+  'voice.notConfigured':
+    '音声入力には文字起こしプロバイダーが必要です：config.json で transcription.provider とその API キー（providers.<name>.apiKey）を設定してください',
+  'voice.empty': '音声を認識できませんでした',
+  'voice.tooLong': '録音が長すぎます',
 
   'status.title': 'ステータス',
   'status.close': 'ステータスを閉じる',

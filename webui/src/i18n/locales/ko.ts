@@ -68,6 +68,16 @@ export default {
   'composer.stopHint': '중지 (/stop)',
   'composer.imageMode': '이미지 모드: 그림을 설명하면 에이전트가 만들어 줍니다',
   'composer.imagePlaceholder': '만들 이미지를 설명하세요',
+  'voice.record': '음성 메시지 녹음',
+  'voice.stop': '녹음을 멈추고 받아쓰기',
+  'voice.transcribing': '받아쓰는 중…',
+  'voice.unsupported': '이 브라우저는 오디오를 녹음할 수 없습니다',
+  'voice.denied': '마이크 접근이 거부되었습니다',
+  'voice.failed': '녹음을 받아쓸 수 없습니다 ({detail})',
+  'voice.notConfigured':
+    '음성 입력에는 받아쓰기 제공자가 필요합니다: config.json에서 transcription.provider와 해당 API 키(providers.<name>.apiKey)를 설정하세요',
+  'voice.empty': '인식된 음성이 없습니다',
+  'voice.tooLong': '녹음이 너무 깁니다',
 
   'status.title': '상태',
   'status.close': '상태 닫기',

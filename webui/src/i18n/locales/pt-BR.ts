@@ -68,6 +68,16 @@ export default {
   'composer.stopHint': 'Parar (/stop)',
   'composer.imageMode': 'Modo imagem: descreva uma imagem e o agente a cria',
   'composer.imagePlaceholder': 'Descreva a imagem a criar',
+  'voice.record': 'Gravar uma mensagem de voz',
+  'voice.stop': 'Parar a gravação e transcrever',
+  'voice.transcribing': 'Transcrevendo…',
+  'voice.unsupported': 'Este navegador não consegue gravar áudio',
+  'voice.denied': 'O acesso ao microfone foi negado',
+  'voice.failed': 'Não foi possível transcrever a gravação ({detail})',
+  'voice.notConfigured':
+    'A entrada de voz precisa de um provedor de transcrição: defina transcription.provider e a chave de API dele (providers.<name>.apiKey) no config.json',
+  'voice.empty': 'Nenhuma fala foi reconhecida',
+  'voice.tooLong': 'A gravação é longa demais',
 
   'status.title': 'Status',
   'status.close': 'Fechar status',

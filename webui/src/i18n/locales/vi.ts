@@ -68,6 +68,16 @@ export default {
   'composer.stopHint': 'Dừng (/stop)',
   'composer.imageMode': 'Chế độ hình ảnh: mô tả một bức ảnh và tác tử sẽ tạo nó',
   'composer.imagePlaceholder': 'Mô tả hình ảnh cần tạo',
+  'voice.record': 'Ghi âm tin nhắn thoại',
+  'voice.stop': 'Dừng ghi âm và chuyển thành văn bản',
+  'voice.transcribing': 'Đang chuyển thành văn bản…',
+  'voice.unsupported': 'Trình duyệt này không thể ghi âm',
+  'voice.denied': 'Quyền truy cập micrô bị từ chối',
+  'voice.failed': 'Không thể chuyển bản ghi âm thành văn bản ({detail})',
+  'voice.notConfigured':
+    'Nhập bằng giọng nói cần một nhà cung cấp chuyển giọng nói: đặt transcription.provider và khóa API của nó (providers.<name>.apiKey) trong config.json',
+  'voice.empty': 'Không nhận ra lời nói nào',
+  'voice.tooLong': 'Bản ghi âm quá dài',
 
   'status.title': 'Trạng thái',
   'status.close': 'Đóng trạng thái',

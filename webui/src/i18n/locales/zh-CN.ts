@@ -67,6 +67,16 @@ export default {
   'composer.stopHint': '停止（/stop）',
   'composer.imageMode': '图片模式：描述一张图片，由智能体生成',
   'composer.imagePlaceholder': '描述要生成的图片',
+  'voice.record': '录制语音消息',
+  'voice.stop': '停止录音并转写',
+  'voice.transcribing': '正在转写…',
+  'voice.unsupported': '此浏览器无法录音',
+  'voice.denied': '麦克风权限被拒绝',
+  'voice.failed': '无法转写这段录音（{detail}）',
+  'voice.notConfigured':
+    '语音输入需要转写服务：请在 config.json 中设置 transcription.provider 及其 API 密钥（providers.<name>.apiKey）',
+  'voice.empty': '没有识别到语音',
+  'voice.tooLong': '录音太长',
 
   'status.title': '状态',
   'status.close': '关闭状态面板',

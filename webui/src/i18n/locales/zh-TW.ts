@@ -67,6 +67,16 @@ export default {
   'composer.stopHint': '停止（/stop）',
   'composer.imageMode': '圖片模式：描述一張圖片，由智慧體產生',
   'composer.imagePlaceholder': '描述要產生的圖片',
+  'voice.record': '錄製語音訊息',
+  'voice.stop': '停止錄音並轉寫',
+  'voice.transcribing': '正在轉寫…',
+  'voice.unsupported': '此瀏覽器無法錄音',
+  'voice.denied': '麥克風權限遭拒',
+  'voice.failed': '無法轉寫這段錄音（{detail}）',
+  'voice.notConfigured':
+    '語音輸入需要轉寫服務：請在 config.json 中設定 transcription.provider 及其 API 金鑰（providers.<name>.apiKey）',
+  'voice.empty': '沒有辨識到語音',
+  'voice.tooLong': '錄音太長',
 
   'status.title': '狀態',
   'status.close': '關閉狀態面板',
