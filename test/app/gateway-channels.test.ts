@@ -69,7 +69,7 @@ describe('channels follow a config reload', () => {
 
   it('never stops or restarts the WebSocket channel, and ignores channels this build has not', async () => {
     const h = harness({ websocket: { enabled: true, port: 8765 } });
-    await h.apply({ websocket: { enabled: false, port: 9999 }, wecom: { enabled: true } });
+    await h.apply({ websocket: { enabled: false, port: 9999 }, zulip: { enabled: true } });
     expect(h.events.filter((e) => !e.startsWith('warn'))).toEqual([]);
     expect(h.events.some((e) => e.includes('channels.websocket changes apply after a gateway restart'))).toBe(true);
   });
