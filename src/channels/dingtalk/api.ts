@@ -7,7 +7,8 @@
  * errors name the endpoint and DingTalk's code and message, never the secret or a token.
  */
 import { z } from 'zod';
-import { errorMessage, UserError } from '../../util/errors.js';
+import { UserError } from '../../util/errors.js';
+import { platformRequest, readPlatformJson } from '../platform-http.js';
 
 const RENEW_BEFORE_MS = 5 * 60_000;
 const TIMEOUT_MS = 15_000;
@@ -216,23 +217,14 @@ function describe(error: { code?: string | undefined; message?: string | undefin
   return [error.code, error.message].filter(Boolean).join(' ');
 }
 
-async function request(url: string, init: RequestInit): Promise<Response> {
-  try {
-    return await fetch(url, { ...init, redirect: 'error', signal: AbortSignal.timeout(TIMEOUT_MS) });
-  } catch (err) {
-    throw new Error(`cannot reach DingTalk at ${new URL(url).origin}: ${errorMessage(err)}`);
-  }
-}
+const request = (url: string, init: RequestInit) => platformRequest('DingTalk', url, init, TIMEOUT_MS);
 
-async function readJson(response: Response, what: string): Promise<unknown> {
-  const text = await response.text();
-  if (!text) return {};
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new DingtalkApiError(
-      `DingTalk answered ${what} with something that is not JSON (HTTP ${response.status})`,
-      response.status,
-    );
-  }
-}
+const readJson = (response: Response, what: string) =>
+  readPlatformJson(
+    response,
+    () =>
+      new DingtalkApiError(
+        `DingTalk answered ${what} with something that is not JSON (HTTP ${response.status})`,
+        response.status,
+      ),
+  );

@@ -4,7 +4,8 @@
  * errors name the endpoint and QQ's own code and message, never the secret or the token.
  */
 import { z } from 'zod';
-import { errorMessage, UserError } from '../../util/errors.js';
+import { UserError } from '../../util/errors.js';
+import { platformRequest, readPlatformJson } from '../platform-http.js';
 
 /** Renew this long before QQ says the token expires (clocks differ; a request may be in flight). */
 const RENEW_BEFORE_MS = 60_000;
@@ -140,23 +141,11 @@ export class QqApi {
 
 const enc = (id: string) => encodeURIComponent(id);
 
-async function request(url: string, init: RequestInit): Promise<Response> {
-  try {
-    return await fetch(url, { ...init, redirect: 'error', signal: AbortSignal.timeout(TIMEOUT_MS) });
-  } catch (err) {
-    throw new Error(`cannot reach QQ at ${new URL(url).origin}: ${errorMessage(err)}`);
-  }
-}
+const request = (url: string, init: RequestInit) => platformRequest('QQ', url, init, TIMEOUT_MS);
 
-async function readJson(response: Response, what: string): Promise<unknown> {
-  const text = await response.text();
-  if (!text) return {};
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new QqApiError(
-      `QQ answered ${what} with something that is not JSON (HTTP ${response.status})`,
-      response.status,
-    );
-  }
-}
+const readJson = (response: Response, what: string) =>
+  readPlatformJson(
+    response,
+    () =>
+      new QqApiError(`QQ answered ${what} with something that is not JSON (HTTP ${response.status})`, response.status),
+  );
